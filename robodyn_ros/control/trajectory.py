@@ -1,0 +1,255 @@
+"""Joint-trajectory sampling with the interpolation of ros2_controllers' joint_trajectory_controller.
+
+Between two points the segment is (JTC ``Trajectory::interpolate_between_points``):
+
+* quintic when both points carry positions, velocities and accelerations,
+* cubic when both carry positions and velocities,
+* linear otherwise (constant velocity, zero acceleration).
+
+A :class:`JointTrajectory` is the pure-Python counterpart of ``trajectory_msgs/JointTrajectory``:
+times are the points' ``time_from_start`` in seconds. A :class:`TrajectorySampler` keeps the
+reference of one controller in its own joint order and is sampled every control cycle.
+
+How the node uses it (the JTC conventions)::
+
+    sampler = TrajectorySampler(joints, position=q_measured, time=now)   # holds where it starts
+    # on ~/joint_trajectory:
+    start = stamp if stamp != 0 else now              # header.stamp, or "now" when it is zero
+    sampler.set_trajectory(JointTrajectory(msg.joint_names, times, pos, vel, acc), now, start)
+    # every cycle:
+    q_des, qd_des, qdd_des = sampler.sample(now)
+
+Times are float seconds on one clock (e.g. ``node.get_clock().now().nanoseconds * 1e-9``; at the
+Unix epoch of today a double resolves ~0.4 µs, far below a control period).
+
+A new trajectory replaces the old one **from its start time**: until then the old reference keeps
+playing; from the start time the reference runs from the old reference's state at that instant
+(position, velocity and acceleration — the implicit first point, as JTC uses the current state) to
+the new trajectory's first point, then through its points, and holds the last one (zero velocity
+and acceleration). Splicing on the *desired* state keeps the reference continuous, so a new goal
+makes no jump in the feedback term (JTC's ``open_loop_control`` behaviour). To start from the
+measured state instead (JTC's default), call :meth:`TrajectorySampler.hold` with the measured
+position first. If the start time is already past, the reference joins the new trajectory where
+it is at ``now``, as JTC does.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["JointTrajectory", "TrajectoryError", "TrajectorySampler"]
+
+_DEGREE = 5  # every segment is stored as a quintic; cubic and linear ones have zero high terms
+_VEL_WEIGHTS = np.arange(1.0, _DEGREE + 1)  # d/dτ τ^k = k τ^(k-1)
+_ACC_WEIGHTS = _VEL_WEIGHTS[1:] * _VEL_WEIGHTS[:-1]  # k (k-1) for k = 2..5
+_EXPONENTS = np.arange(_DEGREE + 1.0)
+
+
+class TrajectoryError(ValueError):
+    """A trajectory that cannot be followed; the message says why."""
+
+
+def _points_array(name: str, values, shape: tuple[int, int]) -> np.ndarray:
+    try:
+        array = np.array(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TrajectoryError(f"{name} is not numeric: {exc}") from None
+    if array.shape != shape:
+        raise TrajectoryError(
+            f"{name} has shape {array.shape}, expected {shape} (points x joints)")
+    if not np.all(np.isfinite(array)):
+        point, joint = np.argwhere(~np.isfinite(array))[0]
+        raise TrajectoryError(f"{name} of point {point}, joint {joint} is {array[point, joint]}")
+    array.flags.writeable = False
+    return array
+
+
+class JointTrajectory:
+    """Validated waypoints: ``positions[i, j]`` is joint ``joint_names[j]`` at ``times[i]``.
+
+    ``times`` are each point's time from the trajectory's start (s), strictly increasing and
+    >= 0. ``velocities``/``accelerations`` are optional, for every point or for none (as the
+    arrays are (points, joints)); accelerations need velocities (JTC has no segment for them).
+    """
+
+    def __init__(self, joint_names: Sequence[str], times, positions, velocities=None,
+                 accelerations=None):
+        names = [str(n) for n in joint_names]
+        if len(set(names)) != len(names):
+            duplicated = sorted({n for n in names if names.count(n) > 1})
+            raise TrajectoryError(f"joint names repeated: {duplicated}")
+        try:
+            times = np.array(times, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TrajectoryError(f"times are not numeric: {exc}") from None
+        if times.ndim != 1 or times.size == 0:
+            raise TrajectoryError(f"times must be a non-empty 1-D sequence, got shape {times.shape}")
+        if not np.all(np.isfinite(times)):
+            raise TrajectoryError(f"times contain NaN or inf: {times.tolist()}")
+        if times[0] < 0.0:
+            raise TrajectoryError(f"time_from_start of point 0 is negative ({times[0]} s)")
+        steps = np.diff(times)
+        if np.any(steps <= 0.0):
+            i = int(np.argmax(steps <= 0.0))
+            raise TrajectoryError(
+                f"time_from_start must increase strictly: point {i + 1} at {times[i + 1]} s "
+                f"does not come after point {i} at {times[i]} s")
+        if accelerations is not None and velocities is None:
+            raise TrajectoryError("accelerations given without velocities")
+        shape = (times.size, len(names))
+        times.flags.writeable = False
+        self.joint_names = names
+        self.times = times
+        self.positions = _points_array("positions", positions, shape)
+        self.velocities = None if velocities is None else _points_array(
+            "velocities", velocities, shape)
+        self.accelerations = None if accelerations is None else _points_array(
+            "accelerations", accelerations, shape)
+
+    def reordered(self, joint_names: Sequence[str]) -> JointTrajectory:
+        """The same trajectory with its columns in the order of ``joint_names`` (a controller's
+        joints): every controller joint must appear, and no other."""
+        missing = [n for n in joint_names if n not in self.joint_names]
+        unknown = [n for n in self.joint_names if n not in joint_names]
+        if missing or unknown:
+            raise TrajectoryError(
+                "trajectory joints do not match the controller's: "
+                + "; ".join(f"{what} joints {names}" for what, names in
+                            (("missing", missing), ("unknown", unknown)) if names))
+        order = [self.joint_names.index(n) for n in joint_names]
+
+        def columns(a):
+            return None if a is None else a[:, order]
+        return JointTrajectory(joint_names, self.times, columns(self.positions),
+                               columns(self.velocities), columns(self.accelerations))
+
+
+def segment_coefficients(duration: float, p0, p1, v0=None, v1=None, a0=None, a1=None) -> np.ndarray:
+    """Coefficients c (6, n) of p(τ) = Σ c_k τ^k on [0, duration] with JTC's boundary conditions:
+    linear through p0, p1; cubic also matching v0, v1; quintic also a0, a1."""
+    p0 = np.asarray(p0, dtype=float)
+    c = np.zeros((_DEGREE + 1, p0.size))
+    dp = np.asarray(p1, dtype=float) - p0
+    T = float(duration)
+    c[0] = p0
+    if v0 is None or v1 is None:
+        c[1] = dp / T
+    elif a0 is None or a1 is None:
+        c[1] = v0
+        c[2] = (3.0 * dp - (2.0 * v0 + v1) * T) / T**2
+        c[3] = (-2.0 * dp + (v0 + v1) * T) / T**3
+    else:
+        c[1] = v0
+        c[2] = 0.5 * a0
+        c[3] = (20.0 * dp - (12.0 * v0 + 8.0 * v1) * T - (3.0 * a0 - a1) * T**2) / (2.0 * T**3)
+        c[4] = (-30.0 * dp + (16.0 * v0 + 14.0 * v1) * T + (3.0 * a0 - 2.0 * a1) * T**2) / (
+            2.0 * T**4)
+        c[5] = (12.0 * dp - 6.0 * (v0 + v1) * T + (a1 - a0) * T**2) / (2.0 * T**5)
+    return c
+
+
+class TrajectorySampler:
+    """The reference (q, q̇, q̈) of one controller as a function of time.
+
+    Internally a piecewise quintic: piece i is valid on ``[knots[i], knots[i+1])`` and evaluated at
+    ``τ = t - origins[i]``; the last piece is the hold of the final point up to ``knots[-1] = inf``.
+    """
+
+    def __init__(self, joint_names: Sequence[str], position, time: float = 0.0):
+        self.joint_names = [str(n) for n in joint_names]
+        self.hold(position, time)
+
+    @property
+    def dof(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def end_time(self) -> float:
+        """When the reference reaches its final point and starts holding it."""
+        return self._knots[-2]
+
+    def hold(self, position, time: float) -> None:
+        """Hold ``position`` (zero velocity and acceleration) from ``time`` on, dropping any
+        trajectory (the node's ``~/hold`` and its start-up state)."""
+        position = np.array(position, dtype=float)
+        if position.shape != (self.dof,) or not np.all(np.isfinite(position)):
+            raise TrajectoryError(
+                f"hold position must be {self.dof} finite values, got {position.tolist()}")
+        self._set_pieces([float(time), np.inf], [float(time)], [_constant(position)])
+
+    def set_trajectory(self, trajectory: JointTrajectory, now: float,
+                       start_time: float | None = None) -> None:
+        """Follow ``trajectory`` from ``start_time`` (its header stamp; ``None`` or 0 = ``now``).
+
+        Raises :class:`TrajectoryError` when its joints are not the controller's or when it ends
+        before ``now``; the current reference is then left unchanged.
+        """
+        trajectory = trajectory.reordered(self.joint_names)
+        start = float(now) if not start_time else float(start_time)
+        times = start + trajectory.times
+        if times[-1] < now:
+            raise TrajectoryError(
+                f"trajectory ends in the past: its last point is at {times[-1]:.6f} s, "
+                f"now is {now:.6f} s")
+        splice = max(start, float(now))
+        P, V, A = trajectory.positions, trajectory.velocities, trajectory.accelerations
+        knots, origins, pieces = self._pieces_before(splice, now)
+        first = int(np.searchsorted(times, splice, side="right"))  # points still ahead
+        if first == 0:
+            # The implicit first point: the old reference's state at the splice time.
+            q, qd, qdd = self.sample(splice)
+            pieces.append(segment_coefficients(
+                times[0] - splice, q, P[0],
+                qd, None if V is None else V[0], qdd, None if A is None else A[0]))
+            origins.append(splice)
+            knots.append(times[0])
+            first = 1
+        for i in range(first, times.size):
+            pieces.append(segment_coefficients(
+                times[i] - times[i - 1], P[i - 1], P[i],
+                *((None, None) if V is None else (V[i - 1], V[i])),
+                *((None, None) if A is None else (A[i - 1], A[i]))))
+            origins.append(times[i - 1])
+            knots.append(times[i])
+        pieces.append(_constant(P[-1]))
+        origins.append(knots[-1])
+        knots.append(np.inf)
+        self._set_pieces(knots, origins, pieces)
+
+    def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Desired position, velocity and acceleration at time ``t`` (new arrays, joint order).
+        Before the earliest retained piece the reference is evaluated at its start."""
+        i = max(bisect_right(self._knots, t) - 1, 0)
+        np.power(max(t, self._knots[0]) - self._origins[i], _EXPONENTS, out=self._powers)
+        # one product gives q, q̇, q̈: the pieces store [c | derivative c | 2nd derivative c]
+        q, qd, qdd = (self._powers @ self._stacked[i]).reshape(3, -1)
+        return q, qd, qdd
+
+    def _pieces_before(self, splice: float, now: float):
+        """The current pieces that still matter: those active between ``now`` and ``splice``,
+        cut at ``splice`` (older pieces are dropped so the history does not grow)."""
+        keep = [i for i in range(len(self._origins))
+                if self._knots[i] < splice and self._knots[i + 1] > now]
+        knots = [max(self._knots[i], now) if j == 0 else self._knots[i]
+                 for j, i in enumerate(keep)]
+        return (knots + [splice], [self._origins[i] for i in keep],
+                [self._coefficients[i] for i in keep])
+
+    def _set_pieces(self, knots, origins, pieces) -> None:
+        # lists, as bisect on a list beats numpy on a scalar in the sampling path
+        self._knots = [float(k) for k in knots]
+        self._origins = [float(o) for o in origins]
+        self._coefficients = c = np.array(pieces)
+        velocity, acceleration = np.zeros_like(c), np.zeros_like(c)
+        velocity[:, :-1] = c[:, 1:] * _VEL_WEIGHTS[:, None]
+        acceleration[:, :-2] = c[:, 2:] * _ACC_WEIGHTS[:, None]
+        self._stacked = np.concatenate([c, velocity, acceleration], axis=2)
+        self._powers = np.empty(_DEGREE + 1)
+
+
+def _constant(position: np.ndarray) -> np.ndarray:
+    c = np.zeros((_DEGREE + 1, position.size))
+    c[0] = position
+    return c
