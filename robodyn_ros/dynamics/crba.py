@@ -1,0 +1,152 @@
+"""Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (Walker & Orin), the fast
+path for forward dynamics. ``model.mass_matrix(q, method="strobe")`` is the independent check: n
+Newton–Euler passes with unit accelerations (001, end of §3).
+"""
+import numpy as np
+
+from ._jit import njit
+from .newton_euler import ARMATURE, H, INERTIA, MASS, PRISMATIC
+
+# workspace columns: ^{i-1}R_i (9), p_i (3), composite body about origin i: m, h (3), I (xx yy zz xy yz xz)
+C_R, C_P, C_M, C_H, C_I = 0, 9, 12, 13, 16
+C_COLUMNS = 22
+
+
+def crba_into(P, q, ws, M):
+    n = q.shape[0]
+    for i in range(n):
+        r = P[i]
+        row = ws[i]
+        if r[PRISMATIC] != 0.0:
+            for k in range(9):
+                row[k] = r[k]
+            row[C_P] = r[9] + r[2] * q[i]
+            row[C_P + 1] = r[10] + r[5] * q[i]
+            row[C_P + 2] = r[11] + r[8] * q[i]
+        else:
+            c = np.cos(q[i])
+            s = np.sin(q[i])
+            for k in range(3):
+                row[3 * k] = r[3 * k] * c + r[3 * k + 1] * s
+                row[3 * k + 1] = r[3 * k + 1] * c - r[3 * k] * s
+                row[3 * k + 2] = r[3 * k + 2]
+            row[C_P] = r[9]
+            row[C_P + 1] = r[10]
+            row[C_P + 2] = r[11]
+        row[C_M] = r[MASS]
+        for k in range(3):
+            row[C_H + k] = r[H + k]
+        for k in range(6):
+            row[C_I + k] = r[INERTIA + k]
+    # composite bodies, tip to base: add body i (moved into frame i-1) to body i-1
+    for i in range(n - 1, 0, -1):
+        row = ws[i]
+        par = ws[i - 1]
+        m = row[C_M]
+        px = row[C_P]
+        py = row[C_P + 1]
+        pz = row[C_P + 2]
+        # h rotated into frame i-1
+        hx = row[0] * row[C_H] + row[1] * row[C_H + 1] + row[2] * row[C_H + 2]
+        hy = row[3] * row[C_H] + row[4] * row[C_H + 1] + row[5] * row[C_H + 2]
+        hz = row[6] * row[C_H] + row[7] * row[C_H + 1] + row[8] * row[C_H + 2]
+        # R I R^T, with I symmetric
+        Ixx = row[C_I]
+        Iyy = row[C_I + 1]
+        Izz = row[C_I + 2]
+        Ixy = row[C_I + 3]
+        Iyz = row[C_I + 4]
+        Ixz = row[C_I + 5]
+        # B = R I (rows of R times I)
+        B00 = row[0] * Ixx + row[1] * Ixy + row[2] * Ixz
+        B01 = row[0] * Ixy + row[1] * Iyy + row[2] * Iyz
+        B02 = row[0] * Ixz + row[1] * Iyz + row[2] * Izz
+        B10 = row[3] * Ixx + row[4] * Ixy + row[5] * Ixz
+        B11 = row[3] * Ixy + row[4] * Iyy + row[5] * Iyz
+        B12 = row[3] * Ixz + row[4] * Iyz + row[5] * Izz
+        B20 = row[6] * Ixx + row[7] * Ixy + row[8] * Ixz
+        B21 = row[6] * Ixy + row[7] * Iyy + row[8] * Iyz
+        B22 = row[6] * Ixz + row[7] * Iyz + row[8] * Izz
+        Jxx = B00 * row[0] + B01 * row[1] + B02 * row[2]
+        Jyy = B10 * row[3] + B11 * row[4] + B12 * row[5]
+        Jzz = B20 * row[6] + B21 * row[7] + B22 * row[8]
+        Jxy = B00 * row[3] + B01 * row[4] + B02 * row[5]
+        Jyz = B10 * row[6] + B11 * row[7] + B12 * row[8]
+        Jxz = B00 * row[6] + B01 * row[7] + B02 * row[8]
+        # parallel-axis shift by p: (2 p.h + m p.p) 1 - h p^T - p h^T - m p p^T
+        d = 2.0 * (px * hx + py * hy + pz * hz) + m * (px * px + py * py + pz * pz)
+        par[C_M] += m
+        par[C_H] += hx + m * px
+        par[C_H + 1] += hy + m * py
+        par[C_H + 2] += hz + m * pz
+        par[C_I] += Jxx + d - 2.0 * hx * px - m * px * px
+        par[C_I + 1] += Jyy + d - 2.0 * hy * py - m * py * py
+        par[C_I + 2] += Jzz + d - 2.0 * hz * pz - m * pz * pz
+        par[C_I + 3] += Jxy - hx * py - px * hy - m * px * py
+        par[C_I + 4] += Jyz - hy * pz - py * hz - m * py * pz
+        par[C_I + 5] += Jxz - hx * pz - px * hz - m * px * pz
+    # column i: the wrench the composite body i needs for a unit rate of joint i, carried to the base
+    for i in range(n):
+        row = ws[i]
+        hx = row[C_H]
+        hy = row[C_H + 1]
+        hz = row[C_H + 2]
+        if P[i, PRISMATIC] != 0.0:
+            # s = (0; z): f = m z, n = h x z
+            f0 = 0.0
+            f1 = 0.0
+            f2 = row[C_M]
+            n0 = hy
+            n1 = -hx
+            n2 = 0.0
+            M[i, i] = f2 + P[i, ARMATURE]
+        else:
+            # s = (z; 0): f = z x h, n = I z
+            f0 = -hy
+            f1 = hx
+            f2 = 0.0
+            n0 = row[C_I + 5]
+            n1 = row[C_I + 4]
+            n2 = row[C_I + 2]
+            M[i, i] = n2 + P[i, ARMATURE]
+        for j in range(i, 0, -1):
+            t = ws[j]
+            g0 = t[0] * f0 + t[1] * f1 + t[2] * f2
+            g1 = t[3] * f0 + t[4] * f1 + t[5] * f2
+            g2 = t[6] * f0 + t[7] * f1 + t[8] * f2
+            m0 = t[0] * n0 + t[1] * n1 + t[2] * n2
+            m1 = t[3] * n0 + t[4] * n1 + t[5] * n2
+            m2 = t[6] * n0 + t[7] * n1 + t[8] * n2
+            f0 = g0
+            f1 = g1
+            f2 = g2
+            n0 = m0 + (t[C_P + 1] * g2 - t[C_P + 2] * g1)
+            n1 = m1 + (t[C_P + 2] * g0 - t[C_P] * g2)
+            n2 = m2 + (t[C_P] * g1 - t[C_P + 1] * g0)
+            if P[j - 1, PRISMATIC] != 0.0:
+                M[j - 1, i] = f2
+            else:
+                M[j - 1, i] = n2
+            M[i, j - 1] = M[j - 1, i]
+    return M
+
+
+_crba_into = njit(crba_into)
+
+
+@njit
+def crba(P, q):
+    n = q.shape[0]
+    M = np.empty((n, n))
+    _crba_into(P, q, np.empty((n, C_COLUMNS)), M)
+    return M
+
+
+@njit
+def crba_batch(P, q):
+    N, n = q.shape
+    ws = np.empty((n, C_COLUMNS))
+    M = np.empty((N, n, n))
+    for k in range(N):
+        _crba_into(P, q[k], ws, M[k])
+    return M

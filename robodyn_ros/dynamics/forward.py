@@ -1,0 +1,71 @@
+"""Forward dynamics: qdd = M(q)^-1 (tau - h(q, qd)), with M by the composite-rigid-body algorithm,
+h by one Newton–Euler pass, and the solve by Cholesky (M is symmetric positive definite)."""
+import numpy as np
+
+from ._jit import njit
+from .crba import C_COLUMNS, _crba_into
+from .newton_euler import WS_COLUMNS, _rnea_into
+
+
+def cholesky_solve_into(M, b):
+    """Overwrite M with its Cholesky factor L (lower) and b with M^-1 b. n is small: plain loops."""
+    n = b.shape[0]
+    for j in range(n):
+        d = M[j, j]
+        for k in range(j):
+            d -= M[j, k] * M[j, k]
+        if not d > 0.0:
+            # a massless chain or a NaN state: no physical acceleration exists
+            raise ValueError("mass matrix is not positive definite")
+        d = np.sqrt(d)
+        M[j, j] = d
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= M[i, k] * M[j, k]
+            M[i, j] = s / d
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= M[i, k] * b[k]
+        b[i] = s / M[i, i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= M[k, i] * b[k]
+        b[i] = s / M[i, i]
+
+
+_cholesky_solve_into = njit(cholesky_solve_into)
+
+
+@njit
+def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, qdd):
+    n = q.shape[0]
+    zero = np.zeros(n)
+    _rnea_into(P, q, qd, zero, wrench, mode, ws, qdd)
+    for i in range(n):
+        qdd[i] = tau[i] - qdd[i]
+    _crba_into(P, q, cws, M)
+    _cholesky_solve_into(M, qdd)
+
+
+@njit
+def forward_dynamics(P, q, qd, tau, wrench, mode):
+    n = q.shape[0]
+    qdd = np.empty(n)
+    _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, WS_COLUMNS)), np.empty((n, C_COLUMNS)),
+                  np.empty((n, n)), qdd)
+    return qdd
+
+
+@njit
+def forward_dynamics_batch(P, q, qd, tau, wrench, mode):
+    N, n = q.shape
+    ws = np.empty((n, WS_COLUMNS))
+    cws = np.empty((n, C_COLUMNS))
+    M = np.empty((n, n))
+    qdd = np.empty((N, n))
+    for k in range(N):
+        _forward_into(P, q[k], qd[k], tau[k], wrench[k], mode, ws, cws, M, qdd[k])
+    return qdd

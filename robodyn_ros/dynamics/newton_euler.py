@@ -1,0 +1,235 @@
+"""Recursive Newton–Euler inverse dynamics (Luh–Walker–Paul; 000 §7.4, 001 §3, 003).
+
+The kernel is written as scalar arithmetic over preallocated arrays, once: numba compiles it for the
+fast path, and ``robodyn_ros.dynamics.counting`` runs the very same Python function on counting
+scalars to measure its operation count.
+
+Frames: every joint moves about (revolute) or along (prismatic) the z axis of its own joint frame.
+Row i of the packed parameter array ``P`` (see ``model.pack``) holds the constant transform from joint
+frame i-1 to joint frame i before the motion, and the body of link i in joint frame i. The body is
+described about the joint-frame origin (mass m, first moment h = m c, inertia I_o), which saves the
+COM shift in both recursions.
+"""
+import numpy as np
+
+from ._jit import njit
+
+# bits of ``mode``
+GRAVITY = 1      # gravity enters as the base acceleration -g (000 eq. 7.44)
+FRICTION = 2     # viscous and Coulomb joint friction
+TIP_WRENCH = 4   # the wrench the end-effector exerts, in the tip frame
+
+# column layout of a row of P (joints) and of its last row (tip frame and gravity)
+R0, P0, MASS, H, INERTIA, ARMATURE, VISCOUS, COULOMB_POS, COULOMB_NEG, PRISMATIC = (
+    0, 9, 12, 13, 16, 22, 23, 24, 25, 26)
+N_COLUMNS = 27
+GRAVITY_VECTOR = 12
+# columns of the workspace: rotation ^{i-1}R_i, origin p_i in frame i-1, net force and moment of body i
+WS_R, WS_P, WS_F, WS_N = 0, 9, 12, 15
+WS_COLUMNS = 18
+
+
+def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
+    """tau = M(q) qdd + C(q, qd) qd + g(q) [+ friction] [+ J^T wrench], written into ``tau``."""
+    n = q.shape[0]
+    # Outward recursion: angular velocity w, angular acceleration a, linear acceleration v of the
+    # joint-frame origins, each expressed in its own frame. The base is at rest, but accelerates
+    # upwards at g so that every link feels its weight.
+    w0 = 0.0
+    w1 = 0.0
+    w2 = 0.0
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    v0 = 0.0
+    v1 = 0.0
+    v2 = 0.0
+    if mode & GRAVITY:
+        v0 = -P[n, GRAVITY_VECTOR]
+        v1 = -P[n, GRAVITY_VECTOR + 1]
+        v2 = -P[n, GRAVITY_VECTOR + 2]
+    for i in range(n):
+        r = P[i]
+        prismatic = r[PRISMATIC] != 0.0
+        if prismatic:
+            R00 = r[0]
+            R01 = r[1]
+            R02 = r[2]
+            R10 = r[3]
+            R11 = r[4]
+            R12 = r[5]
+            R20 = r[6]
+            R21 = r[7]
+            R22 = r[8]
+            px = r[9] + R02 * q[i]
+            py = r[10] + R12 * q[i]
+            pz = r[11] + R22 * q[i]
+        else:
+            c = np.cos(q[i])
+            s = np.sin(q[i])
+            R00 = r[0] * c + r[1] * s
+            R01 = r[1] * c - r[0] * s
+            R02 = r[2]
+            R10 = r[3] * c + r[4] * s
+            R11 = r[4] * c - r[3] * s
+            R12 = r[5]
+            R20 = r[6] * c + r[7] * s
+            R21 = r[7] * c - r[6] * s
+            R22 = r[8]
+            px = r[9]
+            py = r[10]
+            pz = r[11]
+        # acceleration of origin i in frame i-1: v + a x p + w x (w x p)
+        wp0 = w1 * pz - w2 * py
+        wp1 = w2 * px - w0 * pz
+        wp2 = w0 * py - w1 * px
+        e0 = v0 + (a1 * pz - a2 * py) + (w1 * wp2 - w2 * wp1)
+        e1 = v1 + (a2 * px - a0 * pz) + (w2 * wp0 - w0 * wp2)
+        e2 = v2 + (a0 * py - a1 * px) + (w0 * wp1 - w1 * wp0)
+        # into frame i (multiply by R^T)
+        v0 = R00 * e0 + R10 * e1 + R20 * e2
+        v1 = R01 * e0 + R11 * e1 + R21 * e2
+        v2 = R02 * e0 + R12 * e1 + R22 * e2
+        t0 = R00 * w0 + R10 * w1 + R20 * w2
+        t1 = R01 * w0 + R11 * w1 + R21 * w2
+        t2 = R02 * w0 + R12 * w1 + R22 * w2
+        u0 = R00 * a0 + R10 * a1 + R20 * a2
+        u1 = R01 * a0 + R11 * a1 + R21 * a2
+        u2 = R02 * a0 + R12 * a1 + R22 * a2
+        if prismatic:
+            # Coriolis 2 w x (z qd) and the sliding acceleration z qdd
+            w0 = t0
+            w1 = t1
+            w2 = t2
+            a0 = u0
+            a1 = u1
+            a2 = u2
+            v0 = v0 + 2.0 * w1 * qd[i]
+            v1 = v1 - 2.0 * w0 * qd[i]
+            v2 = v2 + qdd[i]
+        else:
+            # the parent's angular velocity, seen from frame i, crossed with the joint rate z qd
+            w0 = t0
+            w1 = t1
+            w2 = t2 + qd[i]
+            a0 = u0 + t1 * qd[i]
+            a1 = u1 - t0 * qd[i]
+            a2 = u2 + qdd[i]
+        # net force F = m v + a x h + w x (w x h) and moment N = I a + w x I w + h x v on body i
+        m = r[MASS]
+        h0 = r[H]
+        h1 = r[H + 1]
+        h2 = r[H + 2]
+        Ixx = r[INERTIA]
+        Iyy = r[INERTIA + 1]
+        Izz = r[INERTIA + 2]
+        Ixy = r[INERTIA + 3]
+        Iyz = r[INERTIA + 4]
+        Ixz = r[INERTIA + 5]
+        wh0 = w1 * h2 - w2 * h1
+        wh1 = w2 * h0 - w0 * h2
+        wh2 = w0 * h1 - w1 * h0
+        Iw0 = Ixx * w0 + Ixy * w1 + Ixz * w2
+        Iw1 = Ixy * w0 + Iyy * w1 + Iyz * w2
+        Iw2 = Ixz * w0 + Iyz * w1 + Izz * w2
+        row = ws[i]
+        row[0] = R00
+        row[1] = R01
+        row[2] = R02
+        row[3] = R10
+        row[4] = R11
+        row[5] = R12
+        row[6] = R20
+        row[7] = R21
+        row[8] = R22
+        row[WS_P] = px
+        row[WS_P + 1] = py
+        row[WS_P + 2] = pz
+        row[WS_F] = m * v0 + (a1 * h2 - a2 * h1) + (w1 * wh2 - w2 * wh1)
+        row[WS_F + 1] = m * v1 + (a2 * h0 - a0 * h2) + (w2 * wh0 - w0 * wh2)
+        row[WS_F + 2] = m * v2 + (a0 * h1 - a1 * h0) + (w0 * wh1 - w1 * wh0)
+        row[WS_N] = (Ixx * a0 + Ixy * a1 + Ixz * a2) + (w1 * Iw2 - w2 * Iw1) + (h1 * v2 - h2 * v1)
+        row[WS_N + 1] = (Ixy * a0 + Iyy * a1 + Iyz * a2) + (w2 * Iw0 - w0 * Iw2) + (h2 * v0 - h0 * v2)
+        row[WS_N + 2] = (Ixz * a0 + Iyz * a1 + Izz * a2) + (w0 * Iw1 - w1 * Iw0) + (h0 * v1 - h1 * v0)
+
+    # Inward recursion: f, nn is the force and moment (about origin i) that link i receives from
+    # link i+1, expressed in frame i. Beyond the last link it is the wrench the tool exerts.
+    f0 = 0.0
+    f1 = 0.0
+    f2 = 0.0
+    n0 = 0.0
+    n1 = 0.0
+    n2 = 0.0
+    if mode & TIP_WRENCH:
+        t = P[n]
+        fe0 = wrench[0]
+        fe1 = wrench[1]
+        fe2 = wrench[2]
+        f0 = t[0] * fe0 + t[1] * fe1 + t[2] * fe2
+        f1 = t[3] * fe0 + t[4] * fe1 + t[5] * fe2
+        f2 = t[6] * fe0 + t[7] * fe1 + t[8] * fe2
+        n0 = t[0] * wrench[3] + t[1] * wrench[4] + t[2] * wrench[5] + (t[10] * f2 - t[11] * f1)
+        n1 = t[3] * wrench[3] + t[4] * wrench[4] + t[5] * wrench[5] + (t[11] * f0 - t[9] * f2)
+        n2 = t[6] * wrench[3] + t[7] * wrench[4] + t[8] * wrench[5] + (t[9] * f1 - t[10] * f0)
+    for i in range(n - 1, -1, -1):
+        row = ws[i]
+        f0 = f0 + row[WS_F]
+        f1 = f1 + row[WS_F + 1]
+        f2 = f2 + row[WS_F + 2]
+        n0 = n0 + row[WS_N]
+        n1 = n1 + row[WS_N + 1]
+        n2 = n2 + row[WS_N + 2]
+        r = P[i]
+        if r[PRISMATIC] != 0.0:
+            t = f2
+        else:
+            t = n2
+        t = t + r[ARMATURE] * qdd[i]
+        if mode & FRICTION:
+            t = t + r[VISCOUS] * qd[i]
+            if qd[i] > 0.0:
+                t = t + r[COULOMB_POS]
+            elif qd[i] < 0.0:
+                t = t - r[COULOMB_NEG]
+        tau[i] = t
+        if i > 0:
+            # into frame i-1: f' = R f, n' = R n + p x (R f)
+            g0 = row[0] * f0 + row[1] * f1 + row[2] * f2
+            g1 = row[3] * f0 + row[4] * f1 + row[5] * f2
+            g2 = row[6] * f0 + row[7] * f1 + row[8] * f2
+            m0 = row[0] * n0 + row[1] * n1 + row[2] * n2
+            m1 = row[3] * n0 + row[4] * n1 + row[5] * n2
+            m2 = row[6] * n0 + row[7] * n1 + row[8] * n2
+            px = row[WS_P]
+            py = row[WS_P + 1]
+            pz = row[WS_P + 2]
+            f0 = g0
+            f1 = g1
+            f2 = g2
+            n0 = m0 + (py * g2 - pz * g1)
+            n1 = m1 + (pz * g0 - px * g2)
+            n2 = m2 + (px * g1 - py * g0)
+    return tau
+
+
+_rnea_into = njit(rnea_into)
+
+
+@njit
+def rnea(P, q, qd, qdd, wrench, mode):
+    n = q.shape[0]
+    ws = np.empty((n, WS_COLUMNS))
+    tau = np.empty(n)
+    _rnea_into(P, q, qd, qdd, wrench, mode, ws, tau)
+    return tau
+
+
+@njit
+def rnea_batch(P, q, qd, qdd, wrench, mode):
+    """One pass per row; ``wrench`` is (N, 6) (ignored unless mode has TIP_WRENCH)."""
+    N, n = q.shape
+    ws = np.empty((n, WS_COLUMNS))
+    tau = np.empty((N, n))
+    for k in range(N):
+        _rnea_into(P, q[k], qd[k], qdd[k], wrench[k], mode, ws, tau[k])
+    return tau

@@ -1,0 +1,240 @@
+"""URDF loader, parsed with urdfdom-py (``urdf_parser_py``), the parser ROS itself ships.
+
+The chain runs from ``root_link`` to ``tip_link``. Every link hanging off a chain link through fixed
+joints (a flange, a gripper, also beyond the tip) is lumped into that chain link's body; branches off
+the chain through movable joints are left out with a warning; a link with no <inertial> is massless.
+A joint about any unit axis becomes a joint about z by turning its frame (``Q e_z = axis``).
+
+URDF has no rotor inertia and only symmetric Coulomb friction, so both may come from an extension
+block that URDF parsers ignore:
+
+    <robodyn_ros>
+      <joint name="joint_1" armature="0.784" coulomb_positive="24.73" coulomb_negative="27.23"/>
+    </robodyn_ros>
+"""
+import io
+import os
+import warnings
+import xml.etree.ElementTree as ET
+from contextlib import redirect_stderr
+
+import numpy as np
+
+from .model import PRISMATIC, REVOLUTE, Link, ModelError, RobotModel, combine_bodies
+from .transforms import homogeneous, rotation_taking_z_to, rpy_to_matrix
+
+_MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+# top-level elements other tools own; urdf_parser_py complains about them, they are not errors
+_FOREIGN_TAGS = ("ros2_control", "gazebo", "robodyn_ros", "transmission")
+
+
+def _read(path_or_xml):
+    text = str(path_or_xml)
+    if text.lstrip().startswith("<"):
+        return "<robot_description>", text
+    try:
+        with open(path_or_xml) as f:
+            return os.fspath(path_or_xml), f.read()
+    except OSError as exc:
+        raise ModelError(f"{path_or_xml}: cannot read URDF: {exc.strerror}") from None
+
+
+def _origin(element):
+    if element is None or element.origin is None:
+        return np.eye(4)
+    o = element.origin
+    return homogeneous(rpy_to_matrix(o.rpy or (0.0, 0.0, 0.0)), o.xyz or (0.0, 0.0, 0.0))
+
+
+def _parse(source, xml):
+    try:
+        tree = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise ModelError(f"{source}: malformed XML: {exc}") from None
+    if tree.tag != "robot":
+        raise ModelError(f"{source}: root element is <{tree.tag}>, expected <robot>")
+    from urdf_parser_py.urdf import URDF
+    complaints = io.StringIO()
+    try:
+        with redirect_stderr(complaints):
+            robot = URDF.from_xml_string(xml)
+    except Exception as exc:  # urdf_parser_py raises bare Exceptions with an element path
+        raise ModelError(f"{source}: invalid URDF: {exc}") from None
+    for line in complaints.getvalue().splitlines():
+        if line.strip() and not any(f'"{tag}"' in line for tag in _FOREIGN_TAGS):
+            warnings.warn(f"{source}: {line.strip()}", stacklevel=4)
+    return tree, robot
+
+
+def _extension(tree, source, joint_names):
+    """Per-joint armature and asymmetric Coulomb friction from <robodyn_ros><joint .../>."""
+    extra = {}
+    for block in tree.findall("robodyn_ros"):
+        for element in block.findall("joint"):
+            name = element.get("name")
+            if name not in joint_names:
+                raise ModelError(f"{source}: <robodyn_ros><joint name='{name}'>: no such joint")
+            values = {}
+            for key in ("armature", "coulomb_positive", "coulomb_negative"):
+                if element.get(key) is not None:
+                    try:
+                        values[key] = float(element.get(key))
+                    except ValueError:
+                        raise ModelError(f"{source}: <robodyn_ros><joint name='{name}'> {key}="
+                                         f"'{element.get(key)}' is not a number") from None
+            extra[name] = values
+    return extra
+
+
+def _body(link, source):
+    """(mass, com, inertia about com) in the link's own frame; massless without <inertial>."""
+    inertial = link.inertial
+    if inertial is None or inertial.mass is None:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    where = f"{source}: link '{link.name}' <inertial>"
+    mass = float(inertial.mass)
+    if not np.isfinite(mass) or mass < 0.0:
+        raise ModelError(f"{where}: mass {mass} must be finite and non-negative")
+    frame = _origin(inertial)
+    i = inertial.inertia
+    I = np.zeros((3, 3)) if i is None else np.array([[i.ixx, i.ixy, i.ixz],
+                                                     [i.ixy, i.iyy, i.iyz],
+                                                     [i.ixz, i.iyz, i.izz]], dtype=float)
+    if np.any(np.diag(I) < 0.0):
+        raise ModelError(f"{where}: negative moment of inertia {np.diag(I)}")
+    R = frame[:3, :3]
+    return mass, frame[:3, 3], R @ I @ R.T
+
+
+def _chain(robot, source, root_link, tip_link):
+    links = {link.name for link in robot.links}
+    parent_joint = {}
+    for joint in robot.joints:
+        for end in (joint.parent, joint.child):
+            if end not in links:
+                raise ModelError(f"{source}: joint '{joint.name}' names link '{end}', which does not exist")
+        if joint.child in parent_joint:
+            raise ModelError(f"{source}: link '{joint.child}' is the child of joints "
+                             f"'{parent_joint[joint.child].name}' and '{joint.name}': a loop")
+        parent_joint[joint.child] = joint
+    children = {name: [] for name in links}
+    for joint in robot.joints:
+        children[joint.parent].append(joint)
+    if root_link is None:
+        roots = sorted(links - set(parent_joint))
+        if len(roots) != 1:
+            raise ModelError(f"{source}: expected one root link, found {roots}: a loop or several trees")
+        root_link = roots[0]
+    for role, name in (("root_link", root_link), ("tip_link", tip_link)):
+        if name is not None and name not in links:
+            raise ModelError(f"{source}: {role} '{name}' is not a link of '{robot.name}' "
+                             f"(links: {sorted(links)})")
+    if tip_link is None:
+        leaves = sorted(_leaves(root_link, children))
+        if len(leaves) != 1:
+            raise ModelError(f"{source}: several leaf links below '{root_link}': {leaves}; "
+                             "say which one is the tip with tip_link")
+        tip_link = leaves[0]
+    chain, link = [], tip_link
+    while link != root_link:
+        if link not in parent_joint:
+            raise ModelError(f"{source}: tip_link '{tip_link}' is not below root_link '{root_link}'")
+        chain.append(parent_joint[link])
+        link = parent_joint[link].parent
+    chain.reverse()
+    for joint in chain:
+        if joint.type not in _MOVABLE and joint.type != "fixed":
+            raise ModelError(f"{source}: joint '{joint.name}' on the chain is of type '{joint.type}'; "
+                             "only revolute, continuous, prismatic and fixed joints are supported")
+    return root_link, tip_link, chain, children
+
+
+def _leaves(root, children):
+    stack, leaves = [root], []
+    while stack:
+        link = stack.pop()
+        if children[link]:
+            stack.extend(j.child for j in children[link])
+        else:
+            leaves.append(link)
+    return leaves
+
+
+def model_from_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
+    source, xml = _read(path_or_xml)
+    tree, robot = _parse(source, xml)
+    root_link, tip_link, chain, children = _chain(robot, source, root_link, tip_link)
+    on_chain = {joint.name for joint in chain}
+    movable = [j for j in chain if j.type in _MOVABLE]
+    if not movable:
+        raise ModelError(f"{source}: no movable joint between '{root_link}' and '{tip_link}'")
+    extra = _extension(tree, source, {j.name for j in robot.joints})
+    link_by_name = {link.name: link for link in robot.links}
+
+    # Walk the tree from the root: every link gets an owner (index of the canonical joint whose body
+    # it rides on, None for the fixed base) and its pose in that joint's frame.
+    owner, pose = {root_link: None}, {root_link: np.eye(4)}
+    links, bodies, skipped = [], [], []
+    stack = [root_link]
+    while stack:
+        parent = stack.pop()
+        for joint in children[parent]:
+            origin = _origin(joint)
+            if joint.type == "fixed":
+                owner[joint.child], pose[joint.child] = owner[parent], pose[parent] @ origin
+            elif joint.name in on_chain:
+                Q = homogeneous(_turn(joint, source))
+                links.append(_link(joint, pose[parent] @ origin @ Q, extra.get(joint.name, {})))
+                bodies.append([])
+                owner[joint.child] = len(links) - 1
+                pose[joint.child] = Q.T   # the child link's frame is the joint frame turned back
+            else:
+                skipped.append(joint.name)
+                continue
+            stack.append(joint.child)
+    if skipped:
+        warnings.warn(f"{source}: left out the branches through movable joints {sorted(skipped)}, "
+                      f"which are not on the chain {root_link} -> {tip_link}", stacklevel=3)
+    for name, k in owner.items():
+        if k is None:
+            continue
+        m, c, I = _body(link_by_name[name], source)
+        T = pose[name]
+        bodies[k].append((m, T[:3, :3] @ c + T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T))
+    for link, parts in zip(links, bodies):
+        link.mass, link.com, link.inertia = combine_bodies(*parts) if parts else (0.0, np.zeros(3),
+                                                                                   np.zeros((3, 3)))
+    try:
+        return RobotModel(links, tip=pose[tip_link], gravity=gravity, name=robot.name)
+    except ModelError as exc:
+        raise ModelError(f"{source}: {exc}") from None
+
+
+def _turn(joint, source):
+    """Q with Q e_z along the joint axis (URDF's default axis is x)."""
+    where = f"{source}: joint '{joint.name}'"
+    axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
+    norm = np.linalg.norm(axis)
+    if not norm > 0.0 or not np.isfinite(norm):
+        raise ModelError(f"{where}: <axis xyz> {axis} has no direction")
+    if abs(norm - 1.0) > 1e-6:
+        warnings.warn(f"{where}: axis {axis} is not a unit vector; normalised", stacklevel=4)
+    return rotation_taking_z_to(axis / norm)
+
+
+def _link(joint, pre, extra):
+    """The canonical link of a movable joint; ``pre`` places its turned frame in the previous one."""
+    limit, dynamics = joint.limit, joint.dynamics
+    kind = _MOVABLE[joint.type]
+    friction = float(dynamics.friction or 0.0) if dynamics is not None else 0.0
+    bounded = joint.type != "continuous" and limit is not None
+    return Link(
+        name=joint.name, joint=kind, pre=pre,
+        armature=extra.get("armature", 0.0),
+        viscous=float(dynamics.damping or 0.0) if dynamics is not None else 0.0,
+        coulomb_positive=extra.get("coulomb_positive", friction),
+        coulomb_negative=extra.get("coulomb_negative", friction),
+        lower=float(limit.lower) if bounded and limit.lower is not None else -np.inf,
+        upper=float(limit.upper) if bounded and limit.upper is not None else np.inf,
+        velocity=float(limit.velocity) if limit is not None and limit.velocity else np.inf,
+        effort=float(limit.effort) if limit is not None and limit.effort else np.inf)
