@@ -1,0 +1,80 @@
+"""The control-law interface and its plugin discovery.
+
+A law maps the measured state (q, q̇) and the desired (q_d, q̇_d, q̈_d) to joint efforts. Laws are
+plugins: a distribution registers a :class:`ControlLaw` subclass under the entry-point group
+``robodyn_ros.control_laws`` and the controller node loads the one its ``control_law`` parameter
+names (see ``doc/control.md``).
+"""
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, ClassVar
+
+import numpy as np
+
+ENTRY_POINT_GROUP = "robodyn_ros.control_laws"
+
+
+class UnknownLawError(ValueError):
+    """No control law is registered under the requested name; the message lists those that are."""
+
+
+class ControlLaw(abc.ABC):
+    """Joint efforts from the measured and the desired joint state of one :class:`RobotModel`.
+
+    Construction validates the parameters (``ValueError`` naming the parameter and why) and
+    preallocates what :meth:`compute` needs. To change a parameter at run time, construct a new
+    law from ``{**law.params, name: value}``: the old one stays in service if that raises.
+    """
+
+    #: The parameters the law accepts, name -> description (the node declares these).
+    parameters: ClassVar[Mapping[str, str]] = {}
+    #: Values of the optional parameters; every other accepted parameter is required.
+    defaults: ClassVar[Mapping[str, Any]] = {}
+
+    def __init__(self, model, params: Mapping[str, Any] | None = None):
+        given = dict(params or {})
+        name = type(self).__name__
+        unknown = sorted(set(given) - set(self.parameters))
+        if unknown:
+            raise ValueError(f"{name} does not take parameter(s) {unknown}; "
+                             f"it takes {sorted(self.parameters)}")
+        missing = sorted(set(self.parameters) - set(given) - set(self.defaults))
+        if missing:
+            raise ValueError(f"{name} needs parameter(s) {missing}")
+        self.model = model
+        self.dof = model.dof
+        self.params = {**self.defaults, **given}
+        self._configure(self.params)
+
+    @abc.abstractmethod
+    def _configure(self, params: Mapping[str, Any]) -> None:
+        """Validate ``params`` (complete: defaults filled in) and prepare the compute path."""
+
+    @abc.abstractmethod
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt: float) -> np.ndarray:
+        """Effort (n,) for measured ``q``, ``qd`` and desired ``q_des``, ``qd_des``, ``qdd_des``;
+        ``dt`` is the time since the previous call, for the laws that integrate."""
+
+    def reset(self) -> None:
+        """Forget the internal state (an integral); a law without one has nothing to do."""
+
+
+def available_laws() -> dict[str, EntryPoint]:
+    """Registered control laws: entry-point name -> entry point (not loaded yet)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def load_law(name: str) -> type[ControlLaw]:
+    """The :class:`ControlLaw` subclass registered as ``name``."""
+    laws = available_laws()
+    if name not in laws:
+        raise UnknownLawError(f"unknown control law '{name}'; available: "
+                              f"{', '.join(sorted(laws)) or 'none'} (entry-point group "
+                              f"'{ENTRY_POINT_GROUP}')")
+    cls = laws[name].load()
+    if not (isinstance(cls, type) and issubclass(cls, ControlLaw)):
+        raise TypeError(f"control law '{name}' ({laws[name].value}) is not a ControlLaw subclass")
+    return cls

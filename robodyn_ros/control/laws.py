@@ -1,0 +1,180 @@
+"""The control laws shipped with robodyn_ros (registered in setup.py as entry points).
+
+e = q_d - q and ė = q̇_d - q̇. ``kd`` is 004's Kv. The compute paths write into buffers allocated
+once and multiply per-joint gains element-wise; a matrix gain goes through one matmul.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from .gains import check_damping, check_definite, gain, per_joint
+from .law import ControlLaw
+
+__all__ = ["ComputedTorque", "Feedforward", "GravityCompensation", "PDGravity"]
+
+
+def _flag(name: str, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
+class _PIDFeedback(ControlLaw):
+    """Kp e + Kv ė + Ki ∫e, the feedback part shared by the laws that track a reference.
+
+    Anti-windup by clamping: each component of ∫e stays within ±``integral_limit``, so after a
+    long saturation or a blocked joint the integral term is bounded and unwinds in bounded time.
+    """
+
+    parameters = {
+        "kp": "position gain Kp: one value, one per joint, or an n x n symmetric positive "
+              "definite matrix",
+        "kd": "velocity gain Kv: one value, one per joint, or an n x n symmetric non-negative "
+              "definite matrix damping every error mode (004 eq. 4.3)",
+        "ki": "integral gain Ki on the integral of e (0 = no integral term): one value, one per "
+              "joint, or an n x n symmetric non-negative definite matrix",
+        "integral_limit": "anti-windup clamp of each component of the integral of e (rad s or "
+                          "m s): one value or one per joint; finite wherever Ki acts",
+    }
+    defaults = {"ki": 0.0, "integral_limit": np.inf}
+
+    def _configure(self, params: Mapping[str, Any]) -> None:
+        n, joints = self.dof, self.model.joint_names
+        kp, kd, ki = (gain(name, params[name], n) for name in ("kp", "kd", "ki"))
+        check_definite("kp", kp, joints, strict=True, why="Kp positive definite, 004 eq. 4.3")
+        check_definite("kd", kd, joints, strict=False, why="Kv non-negative definite, 004 eq. 4.3")
+        check_damping(kp, kd, joints)
+        check_definite("ki", ki, joints, strict=False, why="a negative integral gain diverges")
+        limit = per_joint("integral_limit", params["integral_limit"], n)
+        integrated = ki != 0.0 if ki.ndim == 1 else np.any(ki != 0.0, axis=0)  # columns ∫e feeds
+        unbounded = np.flatnonzero(integrated & np.isinf(limit))
+        if unbounded.size:
+            raise ValueError(f"integral_limit for joint '{joints[unbounded[0]]}' is inf while ki "
+                             "acts on it: an unbounded integral winds up (give a finite clamp)")
+        # element-wise product for a per-joint gain, matrix product for a full matrix (np.dot
+        # with out= is the quickest on these small sizes)
+        self._gains = [(g, np.multiply if g.ndim == 1 else np.dot) for g in (kp, kd, ki)]
+        self._integrates = bool(np.any(integrated))
+        self._limit, self._negative_limit = limit, -limit
+        self._integral = np.zeros(n)
+        self._e, self._ed, self._u, self._term = (np.empty(n) for _ in range(4))
+
+    def reset(self) -> None:
+        self._integral.fill(0.0)
+
+    @property
+    def integral(self) -> np.ndarray:
+        """∫e as clamped so far (a copy)."""
+        return self._integral.copy()
+
+    def _feedback(self, q, qd, q_des, qd_des, dt: float) -> np.ndarray:
+        """Kp e + Kv ė (+ Ki ∫e) in a buffer that the next call overwrites."""
+        (kp, kp_times), (kd, kd_times), (ki, ki_times) = self._gains
+        e = np.subtract(q_des, q, out=self._e)
+        ed = np.subtract(qd_des, qd, out=self._ed)
+        u = kp_times(kp, e, out=self._u)
+        u += kd_times(kd, ed, out=self._term)
+        if self._integrates:
+            integral = self._integral
+            integral += np.multiply(e, dt, out=self._term)
+            np.minimum(integral, self._limit, out=integral)  # np.clip costs twice as much
+            np.maximum(integral, self._negative_limit, out=integral)
+            u += ki_times(ki, integral, out=self._term)
+        return u
+
+
+_FRICTION = {"friction": "compensate the model's joint friction (viscous and Coulomb)"}
+
+
+class _InverseDynamicsFeedback(_PIDFeedback):
+    """Feedback plus a Newton–Euler pass, with or without the model's friction."""
+
+    parameters = {**_PIDFeedback.parameters, **_FRICTION}
+    defaults = {**_PIDFeedback.defaults, "friction": True}
+
+    def _configure(self, params):
+        super()._configure(params)
+        self._friction = _flag("friction", params["friction"])
+
+
+class ComputedTorque(_InverseDynamicsFeedback):
+    """004 eq. (4.1) in its Newton–Euler form (4.4): τ = NE(q, q̇, q̈_d + Kv ė + Kp e [+ Ki ∫e]).
+
+    One inverse-dynamics pass with the commanded acceleration substituted for q̈, so the gains are
+    in acceleration units (Kp in 1/s², Kv in 1/s, Ki in 1/s³). With a perfect model the closed loop
+    is ë + Kv ė + Kp e (+ Ki ∫e) = 0 (eq. 4.3).
+    """
+
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
+        v = self._feedback(q, qd, q_des, qd_des, dt)
+        v += qdd_des
+        return self.model.inverse_dynamics(q, qd, v, friction=self._friction)
+
+
+class PDGravity(_PIDFeedback):
+    """PD plus gravity compensation (Takegaki & Arimoto 1981): τ = Kp e + Kv ė [+ Ki ∫e] + g(q).
+
+    Gains are in effort units (Kp in N·m/rad or N/m). Stable for a set point without a model of
+    the inertia; it lags a moving reference.
+    """
+
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
+        tau = self.model.gravity_torques(q)
+        tau += self._feedback(q, qd, q_des, qd_des, dt)
+        return tau
+
+
+class Feedforward(_InverseDynamicsFeedback):
+    """Inverse-dynamics feedforward of the reference plus PD: τ = NE(q_d, q̇_d, q̈_d) + Kp e + Kv ė
+    [+ Ki ∫e]. The model term depends on the reference only (it can be computed ahead); gains are
+    in effort units as for ``pd_gravity``."""
+
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
+        tau = self.model.inverse_dynamics(q_des, qd_des, qdd_des, friction=self._friction)
+        tau += self._feedback(q, qd, q_des, qd_des, dt)
+        return tau
+
+
+class GravityCompensation(ControlLaw):
+    """τ = g(q) + friction compensation at the measured q̇; the reference is ignored.
+
+    Coulomb friction is a step at q̇ = 0, and the measured q̇ of a resting joint is noise: feeding
+    sign(q̇) would chatter the full ±Fc on every sample. Within ``coulomb_velocity`` of zero the
+    Coulomb term therefore ramps linearly (a boundary layer), so a joint at rest gets none and a
+    moving one the model's full Fc; outside the band the compensation equals the model's
+    friction. ``coulomb_velocity = 0`` gives the discontinuous model term.
+    """
+
+    parameters = {
+        **_FRICTION,
+        "coulomb_velocity": "half-width (rad/s or m/s) of the band around zero velocity where "
+                            "the Coulomb compensation ramps linearly; set it above the velocity "
+                            "noise (0 = sign(q̇))",
+    }
+    defaults = {"friction": True, "coulomb_velocity": 0.01}
+
+    def _configure(self, params):
+        self._friction = _flag("friction", params["friction"])
+        band = params["coulomb_velocity"]
+        if not isinstance(band, Real) or isinstance(band, bool) or not 0.0 <= band < np.inf:
+            raise ValueError(f"coulomb_velocity must be a finite number >= 0, got {band!r}")
+        self._band = float(band)
+
+    def compute(self, q, qd, q_des=None, qd_des=None, qdd_des=None, dt=0.0):
+        tau = self.model.gravity_torques(q)
+        if self._friction:
+            tau += self.friction_compensation(qd)
+        return tau
+
+    def friction_compensation(self, qd) -> np.ndarray:
+        """Viscous plus band-limited Coulomb friction at velocity ``qd``."""
+        m = self.model
+        qd = np.asarray(qd, dtype=float)
+        if self._band == 0.0:
+            return m.friction_torques(qd)
+        s = np.clip(qd / self._band, -1.0, 1.0)
+        return m.viscous * qd + np.where(s > 0.0, m.coulomb_positive, m.coulomb_negative) * s
