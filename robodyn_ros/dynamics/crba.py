@@ -5,7 +5,7 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 import numpy as np
 
 from ._jit import njit
-from .newton_euler import ARMATURE, H, INERTIA, MASS, PRISMATIC
+from .newton_euler import ARMATURE, H, INERTIA, MASS, PRISMATIC, check_sizes
 
 # workspace columns: ^{i-1}R_i (9), p_i (3), composite body about origin i: m, h (3), I (xx yy zz xy yz xz)
 C_R, C_P, C_M, C_H, C_I = 0, 9, 12, 13, 16
@@ -136,6 +136,7 @@ _crba_into = njit(crba_into)
 
 @njit
 def crba(P, q):
+    check_sizes(P, q, q, q)
     n = q.shape[0]
     M = np.empty((n, n))
     _crba_into(P, q, np.empty((n, C_COLUMNS)), M)

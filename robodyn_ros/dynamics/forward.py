@@ -4,7 +4,7 @@ import numpy as np
 
 from ._jit import njit
 from .crba import C_COLUMNS, _crba_into
-from .newton_euler import WS_COLUMNS, _rnea_into
+from .newton_euler import WS_COLUMNS, _rnea_into, check_sizes
 
 
 def cholesky_solve_into(M, b):
@@ -52,6 +52,7 @@ def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, qdd):
 
 @njit
 def forward_dynamics(P, q, qd, tau, wrench, mode):
+    check_sizes(P, q, qd, tau)
     n = q.shape[0]
     qdd = np.empty(n)
     _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, WS_COLUMNS)), np.empty((n, C_COLUMNS)),

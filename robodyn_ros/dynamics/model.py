@@ -18,6 +18,16 @@ from . import newton_euler as _ne
 
 REVOLUTE, PRISMATIC = "revolute", "prismatic"
 _NO_WRENCH = np.zeros(6)
+_MODES = {True: _ne.GRAVITY | _ne.FRICTION, False: _ne.GRAVITY}
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _arrays(a, b, c):
+    """True when all three are float64 ndarrays already (nothing to convert). Hot path: no loops."""
+    return (type(a) is np.ndarray and type(b) is np.ndarray and type(c) is np.ndarray
+            and a.dtype is _FLOAT64 and b.dtype is _FLOAT64 and c.dtype is _FLOAT64)
 _NO_WRENCHES = np.zeros((1, 6))
 
 
@@ -137,16 +147,16 @@ class RobotModel:
     def inverse_dynamics(self, q, qd, qdd, tip_wrench=None, friction=True):
         """Joint forces for the motion (q, qd, qdd) under gravity; ``tip_wrench`` = [f; n] that the
         end-effector exerts on its environment, in the tip frame, moment about the tip origin."""
-        mode = _ne.GRAVITY | (_ne.FRICTION if friction else 0)
+        mode = _MODES[bool(friction)]
+        if tip_wrench is None and _arrays(q, qd, qdd) and q.ndim == 1:
+            # the 1 kHz path: the compiled kernel checks the sizes itself
+            return _ne.rnea(self.params, q, qd, qdd, _NO_WRENCH, mode)
         q = np.asarray(q, dtype=float)
         if q.ndim == 1:
-            qd = np.asarray(qd, dtype=float)
-            qdd = np.asarray(qdd, dtype=float)
-            self._check(q, qd, qdd)
-            if tip_wrench is None:
-                return _ne.rnea(self.params, q, qd, qdd, _NO_WRENCH, mode)
-            return _ne.rnea(self.params, q, qd, qdd, self._wrench(tip_wrench, None),
-                            mode | _ne.TIP_WRENCH)
+            qd, qdd = self._vectors(qd, qdd)
+            wrench = _NO_WRENCH if tip_wrench is None else self._wrench(tip_wrench, None)
+            return _ne.rnea(self.params, q, qd, qdd, wrench,
+                            mode if tip_wrench is None else mode | _ne.TIP_WRENCH)
         q, qd, qdd = self._batch(q, qd, qdd)
         if tip_wrench is None:
             return _ne.rnea_batch(self.params, q, qd, qdd, _NO_WRENCHES, mode)
@@ -170,9 +180,7 @@ class RobotModel:
         zero = np.zeros_like(q)
         mode = 0
         if q.ndim == 1:
-            qd = np.asarray(qd, dtype=float)
-            self._check(q, qd, zero)
-            return _ne.rnea(self.params, q, qd, zero, _NO_WRENCH, mode)
+            return _ne.rnea(self.params, q, *self._vectors(qd), zero, _NO_WRENCH, mode)
         q, qd, zero = self._batch(q, qd, zero)
         return _ne.rnea_batch(self.params, q, qd, zero, _NO_WRENCHES, mode)
 
@@ -184,7 +192,6 @@ class RobotModel:
         if method != "crba":
             raise ValueError(f"unknown mass-matrix method '{method}' (crba, strobe)")
         if q.ndim == 1:
-            self._check(q)
             return _crba.crba(self.params, q)
         return _crba.crba_batch(self.params, self._batch(q)[0])
 
@@ -195,16 +202,15 @@ class RobotModel:
 
     def forward_dynamics(self, q, qd, tau, tip_wrench=None, friction=True):
         """qdd = M^-1 (tau - C qd - g - friction - J^T w), by Cholesky."""
-        mode = _ne.GRAVITY | (_ne.FRICTION if friction else 0)
+        mode = _MODES[bool(friction)]
+        if tip_wrench is None and _arrays(q, qd, tau) and q.ndim == 1:
+            return _forward.forward_dynamics(self.params, q, qd, tau, _NO_WRENCH, mode)
         q = np.asarray(q, dtype=float)
         if q.ndim == 1:
-            qd = np.asarray(qd, dtype=float)
-            tau = np.asarray(tau, dtype=float)
-            self._check(q, qd, tau)
-            if tip_wrench is None:
-                return _forward.forward_dynamics(self.params, q, qd, tau, _NO_WRENCH, mode)
-            return _forward.forward_dynamics(self.params, q, qd, tau, self._wrench(tip_wrench, None),
-                                             mode | _ne.TIP_WRENCH)
+            qd, tau = self._vectors(qd, tau)
+            wrench = _NO_WRENCH if tip_wrench is None else self._wrench(tip_wrench, None)
+            return _forward.forward_dynamics(self.params, q, qd, tau, wrench,
+                                             mode if tip_wrench is None else mode | _ne.TIP_WRENCH)
         q, qd, tau = self._batch(q, qd, tau)
         if tip_wrench is None:
             return _forward.forward_dynamics_batch(self.params, q, qd, tau, _NO_WRENCHES, mode)
@@ -229,10 +235,9 @@ class RobotModel:
         return energy(self, np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
 
     # ------------------------------------------------------------------ argument checks
-    def _check(self, *vectors):
-        for v in vectors:
-            if v.shape != (self.dof,):
-                raise ValueError(f"expected a vector of {self.dof} joint values, got shape {v.shape}")
+    def _vectors(self, *vectors):
+        """As float arrays; the compiled kernels check that each holds one value per joint."""
+        return tuple(np.asarray(v, dtype=float) for v in vectors)
 
     def _batch(self, *arrays):
         out = tuple(np.ascontiguousarray(a, dtype=float) for a in arrays)
@@ -260,7 +265,8 @@ def combine_bodies(*bodies):
     """(mass, com, inertia about com) of rigid bodies given in one frame, lumped into one."""
     mass = sum(b[0] for b in bodies)
     if mass == 0.0:
-        return 0.0, np.zeros(3), np.zeros((3, 3))
+        # massless bodies may still carry rotational inertia (the PUMA's link 1: a rotor, 0.35 kg m^2)
+        return 0.0, np.zeros(3), sum((np.asarray(b[2], dtype=float) for b in bodies), np.zeros((3, 3)))
     com = sum(b[0] * np.asarray(b[1], dtype=float) for b in bodies) / mass
     inertia = np.zeros((3, 3))
     for m, c, I in bodies:

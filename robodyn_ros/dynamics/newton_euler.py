@@ -216,7 +216,15 @@ _rnea_into = njit(rnea_into)
 
 
 @njit
+def check_sizes(P, q, qd, qdd):
+    n = P.shape[0] - 1
+    if q.ndim != 1 or q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n:
+        raise ValueError("expected q, qd and qdd (or tau) of one value per joint of the model")
+
+
+@njit
 def rnea(P, q, qd, qdd, wrench, mode):
+    check_sizes(P, q, qd, qdd)
     n = q.shape[0]
     ws = np.empty((n, WS_COLUMNS))
     tau = np.empty(n)
