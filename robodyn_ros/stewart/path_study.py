@@ -67,7 +67,7 @@ def plot(filename, name, times, r):
     frac = np.clip(r.dynamic_fraction, -1.5, 1.5)  # F crossing zero makes Fd/F explode (paper too)
     for i in range(6):
         ax.plot(times, frac[:, i], label=f"leg {i + 1}")
-    ax.set_title("dynamic fraction Fd/F (clipped to +-1.5)", fontsize=9)
+    ax.set_title("dynamic fraction Fd/F (clipped)", fontsize=9)
     ax.tick_params(labelsize=7)
     ax.legend(fontsize=7)
     ax = fig.add_subplot(grid[2, :])

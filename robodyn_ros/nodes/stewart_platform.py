@@ -1,0 +1,326 @@
+"""ROS 2 node ``stewart_platform``: platform trajectory in, six actuator forces out (Dasgupta &
+Mruthyunjaya 1998 inverse dynamics with leg inertia and joint friction).
+
+Subscribes
+  ~/trajectory       trajectory_msgs/MultiDOFJointTrajectory: one transform per point (platform
+                     reference point in the base frame), optional velocities/accelerations (base frame,
+                     zero when absent); sampled in time from header.stamp (receipt time when zero);
+                     an empty trajectory stops it and holds the current pose.
+  ~/setpoint         trajectory_msgs/MultiDOFJointTrajectoryPoint: one state, held until replaced.
+  ~/leg_setpoint     sensor_msgs/JointState: six leg lengths (names leg1..leg6, or in that order);
+                     forward kinematics from the current target pose gives a pose held at rest.
+  ~/external_wrench  geometry_msgs/WrenchStamped: force and moment on the platform at its reference
+                     point, platform frame; used until replaced.
+Publishes
+  ~/actuator_forces  std_msgs/Float64MultiArray, N, legs 1..6
+  ~/static_forces    std_msgs/Float64MultiArray, F0 (only when publish_static_forces)
+  ~/legs             sensor_msgs/JointState: position = length (m), velocity = rate (m/s),
+                     effort = force (N)
+  /diagnostics       condition number of H, largest force, OK / WARN (ill-conditioned, input rejected)
+                     / ERROR (singular, beyond the limits)
+Service
+  ~/enable           std_srvs/SetBool: stop or resume publishing forces
+
+Safe action: when a computed state is singular, its condition number exceeds condition_limit, or a
+force exceeds force_limit, the node publishes NO forces for it (it never clips: clipped forces would not
+balance the platform and would look valid), reports ERROR on /diagnostics with the reason, and resumes
+by itself once the commanded state is back within the limits. Downstream actuators therefore keep their
+last safe command or apply their own timeout. Rejected inputs (non-finite numbers, a quaternion off unit
+norm, legs outside their limits, forward kinematics not converging, a trajectory reaching beyond the
+limits) leave the current target unchanged; the reason is logged (throttled) and shown on /diagnostics.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import ParameterType
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.time import Time
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool
+from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
+
+from ..resources import find_share_file
+from ..stewart import ForwardKinematicsError, StewartPlatform, rotations
+from ..stewart.setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
+
+LEG_NAMES = [f"leg{i}" for i in range(1, 7)]
+# name: (type, default, description, (min, max) or None, read_only)
+PARAMETERS = {
+    "platform_file": (ParameterType.PARAMETER_STRING, "",
+                      "platform YAML (StewartPlatform.from_yaml); empty: the packaged "
+                      "config/stewart_dasgupta.yaml", None, True),
+    "rate": (ParameterType.PARAMETER_DOUBLE, 100.0,
+             "Hz at which the current target is evaluated and forces published", (0.1, 2000.0), False),
+    "condition_warning": (ParameterType.PARAMETER_DOUBLE, 1.0e3,
+                          "condition number of H above which diagnostics WARN (ill-conditioned)",
+                          (1.0, 1.0e12), False),
+    "condition_limit": (ParameterType.PARAMETER_DOUBLE, 1.0e4,
+                        "condition number of H above which no forces are published (ERROR)",
+                        (1.0, 1.0e12), False),
+    "force_limit": (ParameterType.PARAMETER_DOUBLE, 0.0,
+                    "N; largest |actuator force| published (ERROR beyond); 0 takes the platform "
+                    "file's limits.actuator_force, or no limit", (0.0, 1.0e9), False),
+    "publish_static_forces": (ParameterType.PARAMETER_BOOL, False,
+                              "also publish F0 (massless legs, frictionless joints) on "
+                              "~/static_forces", None, False),
+    "quaternion_tolerance": (ParameterType.PARAMETER_DOUBLE, 1.0e-3,
+                             "largest accepted | |q| - 1 | of an input orientation", (0.0, 0.5), False),
+    "diagnostics_period": (ParameterType.PARAMETER_DOUBLE, 1.0,
+                           "s between periodic /diagnostics messages (a change of level is "
+                           "published at once)", (0.01, 60.0), False),
+}
+
+
+def _descriptor(name, spec):
+    ptype, _, text, bounds, read_only = spec
+    d = ParameterDescriptor(name=name, type=ptype, description=text, read_only=read_only)
+    if bounds is not None:
+        d.floating_point_range = [FloatingPointRange(from_value=bounds[0], to_value=bounds[1])]
+    return d
+
+
+def _vec(v):
+    return [v.x, v.y, v.z]
+
+
+class StewartPlatformNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__("stewart_platform", **kwargs)
+        for name, spec in PARAMETERS.items():
+            self.declare_parameter(name, spec[1], _descriptor(name, spec))
+        path = self.get_parameter("platform_file").value or find_share_file(
+            "config/stewart_dasgupta.yaml")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.sp = StewartPlatform.from_yaml(path)
+        for w in caught:
+            self.get_logger().warning(str(w.message))
+        self.enabled = True
+        self.target: PlatformState | PoseTrajectory | None = None
+        self.trajectory_start = None
+        self.wrench = (np.zeros(3), np.zeros(3))
+        self.rejection = ""
+        self.status = (DiagnosticStatus.OK, "no target yet", {})
+        self._last_level = None
+
+        self.pub_forces = self.create_publisher(Float64MultiArray, "~/actuator_forces", 10)
+        self.pub_static = self.create_publisher(Float64MultiArray, "~/static_forces", 10)
+        self.pub_legs = self.create_publisher(JointState, "~/legs", 10)
+        self.pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_subscription(MultiDOFJointTrajectory, "~/trajectory", self.on_trajectory, 10)
+        self.create_subscription(MultiDOFJointTrajectoryPoint, "~/setpoint", self.on_setpoint, 10)
+        self.create_subscription(JointState, "~/leg_setpoint", self.on_leg_setpoint, 10)
+        self.create_subscription(WrenchStamped, "~/external_wrench", self.on_wrench, 10)
+        self.create_service(SetBool, "~/enable", self.on_enable)
+        self.add_on_set_parameters_callback(self.on_parameters)
+        self.timer = self.create_timer(1.0 / self.get_parameter("rate").value, self.step)
+        self.diag_timer = self.create_timer(self.get_parameter("diagnostics_period").value,
+                                            self.publish_diagnostics)
+
+    # --- parameters ---------------------------------------------------------------------------
+    def param(self, name):
+        return self.get_parameter(name).value
+
+    def on_parameters(self, params):
+        new = {p.name: p.value for p in params}
+        warn = new.get("condition_warning", self.param("condition_warning"))
+        limit = new.get("condition_limit", self.param("condition_limit"))
+        if warn > limit:
+            return SetParametersResult(successful=False,
+                                       reason=f"condition_warning {warn} > condition_limit {limit}")
+        if "rate" in new:
+            self.timer.timer_period_ns = int(1e9 / new["rate"])
+        if "diagnostics_period" in new:
+            self.diag_timer.timer_period_ns = int(1e9 * new["diagnostics_period"])
+        return SetParametersResult(successful=True)
+
+    def force_limit(self):
+        return self.param("force_limit") or self.sp.force_limit
+
+    # --- inputs -------------------------------------------------------------------------------
+    def reject(self, what, reason):
+        self.rejection = f"{what} rejected: {reason}"
+        self.get_logger().warning(self.rejection, throttle_duration_sec=1.0)
+
+    def _states(self, points):
+        """Arrays of K validated states from MultiDOFJointTrajectoryPoints; SetpointError if bad."""
+        for i, pt in enumerate(points):
+            if len(pt.transforms) != 1:
+                raise SetpointError(f"point {i}: needs exactly one transform, has "
+                                    f"{len(pt.transforms)}")
+            if len(pt.velocities) > 1 or len(pt.accelerations) > 1:
+                raise SetpointError(f"point {i}: at most one velocity and one acceleration")
+        pos = np.array([_vec(pt.transforms[0].translation) for pt in points])
+        rot = np.array([[r.x, r.y, r.z, r.w] for r in (pt.transforms[0].rotation for pt in points)])
+        rates = []
+        for field in ("velocities", "accelerations"):
+            for part in ("linear", "angular"):
+                rates.append(np.array([_vec(getattr(getattr(pt, field)[0], part))
+                                       if getattr(pt, field) else [0.0, 0.0, 0.0]
+                                       for pt in points]))
+        quats = check_states(self.sp, pos, rot, rates, self.param("quaternion_tolerance"))
+        return pos, quats, rates
+
+    def _check_limits(self, states):
+        """Refuse a target whose own knots already lie beyond the force or condition limits."""
+        r = self.sp.inverse_dynamics(*states, *self.wrench_base(len(states[0])))
+        for i in range(len(states[0])):
+            reason = self.fault(r.condition_number[i], r.forces[i])
+            if reason:
+                raise SetpointError(f"point {i}: {reason}")
+
+    def wrench_base(self, n):
+        return np.tile(self.wrench[0], (n, 1)), np.tile(self.wrench[1], (n, 1))
+
+    def on_trajectory(self, msg):
+        if not msg.points:
+            if isinstance(self.target, PoseTrajectory):
+                self.target = self.current_state().at_rest()
+            return
+        try:
+            pos, quats, rates = self._states(msg.points)
+            times = [pt.time_from_start.sec + 1e-9 * pt.time_from_start.nanosec for pt in msg.points]
+            traj = PoseTrajectory(times, pos, quats, *rates)
+            self._check_limits((pos, rotations.quaternion_matrix(quats), *rates))
+        except SetpointError as exc:
+            self.reject("trajectory", exc)
+            return
+        stamp = Time.from_msg(msg.header.stamp, clock_type=self.get_clock().clock_type)
+        self.trajectory_start = stamp if stamp.nanoseconds else self.get_clock().now()
+        self.target = traj
+        self.rejection = ""
+
+    def on_setpoint(self, msg):
+        try:
+            pos, quats, rates = self._states([msg])
+        except SetpointError as exc:
+            self.reject("setpoint", str(exc).removeprefix("point 0: "))
+            return
+        self.set_state(PlatformState(pos[0], quats[0], *(r[0] for r in rates)))
+
+    def on_leg_setpoint(self, msg):
+        lengths = np.array(msg.position, dtype=float)
+        if msg.name:
+            if sorted(msg.name) != LEG_NAMES:
+                self.reject("leg setpoint", f"names must be {LEG_NAMES}, got {list(msg.name)}")
+                return
+            lengths = lengths[[list(msg.name).index(n) for n in LEG_NAMES]]
+        if self.target is None:
+            self.reject("leg setpoint", "no current pose to start forward kinematics from: "
+                                        "send a setpoint or trajectory first")
+            return
+        guess = self.current_state()
+        try:
+            t, R = self.sp.forward_kinematics(lengths, guess.position, guess.rotation)
+        except (ValueError, ForwardKinematicsError) as exc:
+            self.reject("leg setpoint", f"forward kinematics: {exc}")
+            return
+        zero = np.zeros(3)
+        self.set_state(PlatformState(t, rotations.matrix_quaternion(R), zero, zero, zero, zero))
+
+    def set_state(self, state):
+        try:
+            self._check_limits(tuple(np.asarray(x)[None] for x in state.pose_args()))
+        except SetpointError as exc:
+            self.reject("setpoint", str(exc).removeprefix("point 0: "))
+            self.report(DiagnosticStatus.ERROR, self.rejection, {})
+            return
+        self.target = state
+        self.rejection = ""
+
+    def on_wrench(self, msg):
+        f, m = np.array(_vec(msg.wrench.force)), np.array(_vec(msg.wrench.torque))
+        if not (np.all(np.isfinite(f)) and np.all(np.isfinite(m))):
+            self.reject("external wrench", "not finite")
+            return
+        self.wrench = (f, m)
+
+    def on_enable(self, request, response):
+        self.enabled = bool(request.data)
+        response.success = True
+        response.message = "enabled" if self.enabled else "disabled: no forces are published"
+        return response
+
+    # --- evaluation ---------------------------------------------------------------------------
+    def current_state(self) -> PlatformState:
+        if isinstance(self.target, PoseTrajectory):
+            elapsed = (self.get_clock().now() - self.trajectory_start).nanoseconds * 1e-9
+            return self.target.sample(elapsed)
+        return self.target
+
+    def fault(self, cond, forces):
+        """Why these forces must not be published, or '' when they may."""
+        if not cond < self.param("condition_limit"):
+            return (f"condition number {cond:.4g} beyond condition_limit "
+                    f"{self.param('condition_limit'):g} (singular or near-singular pose)")
+        if not np.all(np.isfinite(forces)):
+            return "no finite forces (singular pose)"
+        limit = self.force_limit()
+        if limit and np.abs(forces).max() > limit:
+            return f"force {np.abs(forces).max():.4g} N beyond force_limit {limit:g} N"
+        return ""
+
+    def step(self):
+        if self.target is None:
+            return
+        state = self.current_state()
+        r = self.sp.inverse_dynamics(*state.pose_args(), *self.wrench)
+        values = {"condition_number": f"{r.condition_number:.6g}",
+                  "max_abs_force": f"{np.abs(r.forces).max():.6g}"}
+        reason = self.fault(r.condition_number, r.forces)
+        if reason:
+            self.get_logger().error(f"forces withheld: {reason}", throttle_duration_sec=1.0)
+            self.report(DiagnosticStatus.ERROR, f"forces withheld: {reason}", values)
+            return
+        if r.condition_number > self.param("condition_warning"):
+            self.report(DiagnosticStatus.WARN, "ill-conditioned pose", values)
+        elif self.rejection:
+            self.report(DiagnosticStatus.WARN, self.rejection, values)
+        else:
+            self.report(DiagnosticStatus.OK, "ok" if self.enabled else "disabled", values)
+        if not self.enabled:
+            return
+        self.pub_forces.publish(Float64MultiArray(data=r.forces.tolist()))
+        if self.param("publish_static_forces"):
+            self.pub_static.publish(Float64MultiArray(data=r.static_forces.tolist()))
+        legs = JointState(name=LEG_NAMES, position=r.leg_lengths.tolist(),
+                          velocity=r.leg_rates.tolist(), effort=r.forces.tolist())
+        legs.header.stamp = self.get_clock().now().to_msg()
+        self.pub_legs.publish(legs)
+
+    # --- diagnostics --------------------------------------------------------------------------
+    def report(self, level, message, values):
+        self.status = (level, message, values)
+        if level != self._last_level:
+            self.publish_diagnostics()
+
+    def publish_diagnostics(self):
+        level, message, values = self.status
+        self._last_level = level
+        values = {**values, "enabled": str(self.enabled), "last_rejection": self.rejection}
+        status = DiagnosticStatus(level=level, name=f"{self.get_name()}: inverse dynamics",
+                                  message=message, hardware_id=self.sp.name,
+                                  values=[KeyValue(key=k, value=v) for k, v in values.items()])
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(msg)
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = StewartPlatformNode()
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

@@ -1,0 +1,309 @@
+"""The stewart_platform node under real rclpy and DDS (loopback, this run's domain: conftest.py): inputs
+on its topics, forces out, the safe action at singular poses, rejected inputs while it keeps running."""
+import ast
+import math
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+rclpy = pytest.importorskip("rclpy")
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from geometry_msgs.msg import Quaternion, Transform, Twist, Vector3, WrenchStamped  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_srvs.srv import SetBool  # noqa: E402
+from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint  # noqa: E402
+
+from robodyn_ros.nodes.stewart_platform import PARAMETERS, StewartPlatformNode  # noqa: E402
+from robodyn_ros.stewart import StewartPlatform, rotations  # noqa: E402
+from robodyn_ros.stewart.path_study import PAPER_PATHS  # noqa: E402
+from robodyn_ros.stewart.setpoints import PoseTrajectory  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+WAIT = 10.0  # s: how long to wait for a message before failing (not a timing requirement)
+
+
+@pytest.fixture(scope="module")
+def sp():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return StewartPlatform.from_yaml(ROOT / "config" / "stewart_dasgupta.yaml")
+
+
+class Harness:
+    def __init__(self):
+        self.ctx = rclpy.Context()
+        rclpy.init(context=self.ctx)
+        self.node = StewartPlatformNode(context=self.ctx, parameter_overrides=[
+            Parameter("rate", value=50.0), Parameter("diagnostics_period", value=0.2)])
+        self.peer = rclpy.create_node("stewart_test_peer", context=self.ctx)
+        self.executor = SingleThreadedExecutor(context=self.ctx)
+        self.executor.add_node(self.node)
+        self.executor.add_node(self.peer)
+        self.forces, self.legs, self.diagnostics = [], [], []
+        ns = "/stewart_platform/"
+        self.peer.create_subscription(Float64MultiArray, ns + "actuator_forces",
+                                      lambda m: self.forces.append(np.array(m.data)), 50)
+        self.peer.create_subscription(JointState, ns + "legs", self.legs.append, 50)
+        self.peer.create_subscription(DiagnosticArray, "/diagnostics",
+                                      lambda m: self.diagnostics.extend(m.status), 50)
+        self.pub_setpoint = self.peer.create_publisher(MultiDOFJointTrajectoryPoint,
+                                                       ns + "setpoint", 10)
+        self.pub_trajectory = self.peer.create_publisher(MultiDOFJointTrajectory,
+                                                         ns + "trajectory", 10)
+        self.pub_wrench = self.peer.create_publisher(WrenchStamped, ns + "external_wrench", 10)
+        self.pub_legs = self.peer.create_publisher(JointState, ns + "leg_setpoint", 10)
+        self.enable = self.peer.create_client(SetBool, ns + "enable")
+
+    def spin_until(self, predicate, what):
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.02)
+            if predicate():
+                return
+        raise AssertionError(f"waited {WAIT} s for {what}")
+
+    def spin_for(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def wait_for_subscribers(self):
+        for pub in (self.pub_setpoint, self.pub_trajectory, self.pub_wrench, self.pub_legs):
+            self.spin_until(lambda p=pub: p.get_subscription_count() > 0, "discovery")
+        self.spin_until(lambda: self.peer.count_publishers("/stewart_platform/actuator_forces")
+                        > 0 and self.forces is not None, "publisher discovery")
+
+    def close(self):
+        self.executor.shutdown()
+        self.node.destroy_node()
+        self.peer.destroy_node()
+        rclpy.shutdown(context=self.ctx)
+
+
+@pytest.fixture(scope="module")
+def harness():
+    h = Harness()
+    h.wait_for_subscribers()
+    yield h
+    h.close()
+
+
+def point(t, R, v=(0, 0, 0), w=(0, 0, 0), a=(0, 0, 0), al=(0, 0, 0), quaternion=None):
+    q = rotations.matrix_quaternion(R) if quaternion is None else quaternion
+    return MultiDOFJointTrajectoryPoint(
+        transforms=[Transform(translation=Vector3(x=float(t[0]), y=float(t[1]), z=float(t[2])),
+                              rotation=Quaternion(x=float(q[0]), y=float(q[1]), z=float(q[2]),
+                                                  w=float(q[3])))],
+        velocities=[Twist(linear=Vector3(x=v[0], y=v[1], z=v[2]),
+                          angular=Vector3(x=w[0], y=w[1], z=w[2]))],
+        accelerations=[Twist(linear=Vector3(x=a[0], y=a[1], z=a[2]),
+                             angular=Vector3(x=al[0], y=al[1], z=al[2]))])
+
+
+def send_setpoint_and_expect(h, msg, expected):
+    h.forces.clear()
+    h.pub_setpoint.publish(msg)
+    h.spin_until(lambda: any(np.allclose(f, expected, rtol=1e-9, atol=1e-9) for f in h.forces),
+                 "the setpoint's forces")
+
+
+GOOD = dict(t=np.array([0.2, 0.0, 0.5]), R=rotations.rpy_matrix([0.05, -0.1, 0.1]),
+            v=(0.05, 0.0, 0.02), w=(0.0, 0.1, 0.05), a=(0.3, -0.2, 0.1), al=(0.2, 0.0, -0.4))
+
+
+def good_forces(sp, wrench=(np.zeros(3), np.zeros(3))):
+    g = GOOD
+    return sp.inverse_dynamics(g["t"], g["R"], g["v"], g["w"], g["a"], g["al"], *wrench).forces
+
+
+def test_setpoint_and_external_wrench_give_the_core_forces(harness, sp):
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    wrench = WrenchStamped()
+    wrench.wrench.force = Vector3(x=10.0, y=-5.0, z=20.0)
+    wrench.wrench.torque = Vector3(x=1.0, y=2.0, z=-1.0)
+    h.pub_wrench.publish(wrench)
+    expected = good_forces(sp, (np.array([10.0, -5.0, 20.0]), np.array([1.0, 2.0, -1.0])))
+    h.forces.clear()
+    h.spin_until(lambda: any(np.allclose(f, expected, rtol=1e-9) for f in h.forces),
+                 "forces with the wrench")
+    h.pub_wrench.publish(WrenchStamped())
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    legs = h.legs[-1]
+    assert list(legs.name) == [f"leg{i}" for i in range(1, 7)]
+    assert np.allclose(legs.position, sp.inverse_kinematics(GOOD["t"], GOOD["R"]).lengths)
+
+
+def latest_status(h):
+    return h.diagnostics[-1] if h.diagnostics else None
+
+
+def test_bad_setpoints_are_rejected_and_the_node_keeps_running(harness, sp):
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    bad = {
+        "not finite": point(t=[0.2, math.nan, 0.5], R=np.eye(3)),
+        "quaternion norm": point(t=[0.2, 0.0, 0.5], R=np.eye(3), quaternion=[0, 0, 0.5, 0.5]),
+    }
+    for reason, msg in bad.items():
+        h.diagnostics.clear()
+        h.pub_setpoint.publish(msg)
+        h.spin_until(lambda r=reason: any(
+            r in kv.value for s in h.diagnostics for kv in s.values if kv.key == "last_rejection"),
+            f"rejection '{reason}' on /diagnostics")
+        # still serving the previous valid setpoint
+        h.forces.clear()
+        h.spin_until(lambda: len(h.forces) >= 3, "forces after a rejection")
+        assert all(np.allclose(f, good_forces(sp), rtol=1e-9) for f in h.forces)
+
+
+def singular_pose_on_path_iii(sp):
+    """Bisection of det H along Path III: the paper's singularity (cond -> infinity)."""
+    path, _ = PAPER_PATHS["III"]
+
+    def det(tau):
+        s = path.sample([tau])
+        ik = sp.inverse_kinematics(s.position[0], s.rotation[0])
+        return np.linalg.det(np.vstack([ik.directions.T, np.cross(ik.q, ik.directions).T]))
+
+    lo, hi = 3.5, 3.8
+    assert det(lo) * det(hi) < 0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if det(lo) * det(mid) < 0 else (mid, hi)
+    s = path.sample([lo])
+    return s.position[0], s.rotation[0]
+
+
+def test_singular_setpoint_reports_error_and_publishes_no_absurd_forces(harness, sp):
+    h = harness
+    t, R = singular_pose_on_path_iii(sp)
+    assert sp.inverse_dynamics(t, R, *np.zeros((4, 3))).condition_number > 1e8
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    h.diagnostics.clear()
+    h.forces.clear()
+    h.pub_setpoint.publish(point(t, R))
+    h.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR and "condition number" in s.message
+                             for s in h.diagnostics), "ERROR diagnostics")
+    h.spin_until(lambda: len(h.forces) >= 3, "forces after the singular setpoint")
+    assert all(np.allclose(f, good_forces(sp), rtol=1e-9) for f in h.forces)
+
+
+def test_forces_are_withheld_beyond_the_limits_and_resume(harness, sp):
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    cond = sp.inverse_dynamics(GOOD["t"], GOOD["R"], *np.zeros((4, 3))).condition_number
+    h.diagnostics.clear()
+    h.node.set_parameters([Parameter("condition_warning", value=cond / 4),
+                           Parameter("condition_limit", value=cond / 2)])
+    h.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR and "withheld" in s.message
+                             for s in h.diagnostics), "ERROR: forces withheld")
+    h.spin_for(0.2)   # let anything published before the switch arrive
+    h.forces.clear()
+    h.spin_for(0.3)   # several timer periods at 50 Hz
+    assert h.forces == []
+    h.node.set_parameters([Parameter("condition_limit", value=1e4),
+                           Parameter("condition_warning", value=1e3)])
+    h.spin_until(lambda: len(h.forces) > 0, "forces resumed")
+    # an actuator-force limit below the current forces withholds them too
+    h.diagnostics.clear()
+    h.node.set_parameters([Parameter("force_limit", value=float(np.abs(good_forces(sp)).max() / 2))])
+    h.spin_until(lambda: any("force_limit" in s.message for s in h.diagnostics), "force limit")
+    h.node.set_parameters([Parameter("force_limit", value=0.0)])
+    h.forces.clear()
+    h.spin_until(lambda: len(h.forces) > 0, "forces resumed")
+
+
+def test_inconsistent_condition_parameters_are_refused(harness):
+    result = harness.node.set_parameters([Parameter("condition_warning", value=1e6)])[0]
+    assert not result.successful and "condition_limit" in result.reason
+    result = harness.node.set_parameters([Parameter("rate", value=-1.0)])[0]
+    assert not result.successful
+
+
+def test_trajectory_in_forces_out(harness, sp):
+    h = harness
+    path, dtau = PAPER_PATHS["I"]
+    sample = path.sample(path.times(dtau))
+    msg = MultiDOFJointTrajectory()
+    for i, tau in enumerate(sample.time):
+        pt = point(sample.position[i], sample.rotation[i], sample.linear_velocity[i],
+                   sample.angular_velocity[i], sample.linear_acceleration[i],
+                   sample.angular_acceleration[i])
+        pt.time_from_start.sec = int(tau)
+        pt.time_from_start.nanosec = int(round((tau - int(tau)) * 1e9))
+        msg.points.append(pt)
+    r = sp.inverse_dynamics(*sample.pose_args())
+    lengths = sp.inverse_kinematics(sample.position, sample.rotation).lengths
+    h.pub_trajectory.publish(msg)
+    h.spin_until(lambda: isinstance(h.node.target, PoseTrajectory), "trajectory accepted")
+    h.spin_for(0.1)   # let the previous setpoint's messages in flight arrive
+    h.legs.clear()
+    h.spin_until(lambda: len(h.legs) >= 20, "legs along the trajectory")
+    for legs in h.legs:
+        L, F = np.array(legs.position), np.array(legs.effort)
+        assert np.all(L >= lengths.min(axis=0) - 1e-9) and np.all(L <= lengths.max(axis=0) + 1e-9)
+        assert np.all(np.abs(F) <= 1.05 * np.abs(r.forces).max(axis=0))
+    moved = np.ptp([legs.position for legs in h.legs], axis=0)
+    assert np.all(moved > 0)   # sampled in time: the legs move along the path
+    # a trajectory reaching through Path III's singularity is refused as a whole
+    h.diagnostics.clear()
+    bad = MultiDOFJointTrajectory(points=[point(*singular_pose_on_path_iii(sp))])
+    h.pub_trajectory.publish(bad)
+    h.spin_until(lambda: any("trajectory rejected" in kv.value for s in h.diagnostics
+                             for kv in s.values), "trajectory rejection")
+
+
+def test_leg_setpoint_closes_through_forward_kinematics(harness, sp):
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    t, R = np.array([0.22, 0.03, 0.52]), rotations.rpy_matrix([0.0, 0.05, -0.1])
+    lengths = sp.inverse_kinematics(t, R).lengths
+    expected = sp.inverse_dynamics(t, R, *np.zeros((4, 3))).forces
+    h.forces.clear()
+    h.pub_legs.publish(JointState(name=[f"leg{i}" for i in range(6, 0, -1)],
+                                  position=lengths[::-1].tolist()))
+    h.spin_until(lambda: any(np.allclose(f, expected, rtol=1e-7) for f in h.forces),
+                 "forces at the forward-kinematics pose")
+    h.diagnostics.clear()
+    h.pub_legs.publish(JointState(position=[0.01] * 6))
+    h.spin_until(lambda: any("forward kinematics" in kv.value for s in h.diagnostics
+                             for kv in s.values), "FK failure reported")
+
+
+def test_enable_service_stops_and_resumes_forces(harness, sp):
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    h.spin_until(lambda: h.enable.service_is_ready(), "enable service")
+    future = h.enable.call_async(SetBool.Request(data=False))
+    h.spin_until(future.done, "enable(false) response")
+    assert future.result().success
+    h.spin_for(0.2)
+    h.forces.clear()
+    h.spin_for(0.3)
+    assert h.forces == []
+    future = h.enable.call_async(SetBool.Request(data=True))
+    h.spin_until(future.done, "enable(true) response")
+    h.spin_until(lambda: len(h.forces) > 0, "forces after enable(true)")
+
+
+def test_launch_and_parameter_files_name_what_exists():
+    config = yaml.safe_load((ROOT / "config" / "stewart_platform.yaml").read_text())
+    params = config["stewart_platform"]["ros__parameters"]
+    assert set(params) == set(PARAMETERS)
+    for name, value in params.items():
+        assert type(value) is type(PARAMETERS[name][1]), name
+    launch = (ROOT / "launch" / "stewart.launch.py").read_text()
+    ast.parse(launch)
+    assert 'executable="stewart_platform"' in launch
+    assert "stewart_platform = robodyn_ros.nodes.stewart_platform:main" in \
+        (ROOT / "setup.py").read_text()
+    for rel in ("stewart_platform.yaml", "stewart_dasgupta.yaml"):
+        assert f'"{rel}"' in launch and (ROOT / "config" / rel).is_file()
