@@ -20,7 +20,8 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import SetBool  # noqa: E402
 from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint  # noqa: E402
 
-from robodyn_ros.nodes.stewart_platform import PARAMETERS, StewartPlatformNode  # noqa: E402
+from robodyn_ros.nodes.common import ConfigurationError  # noqa: E402
+from robodyn_ros.nodes.stewart_platform import PARAMS, StewartPlatformNode  # noqa: E402
 from robodyn_ros.stewart import StewartPlatform, rotations  # noqa: E402
 from robodyn_ros.stewart.path_study import PAPER_PATHS  # noqa: E402
 from robodyn_ros.stewart.setpoints import PoseTrajectory  # noqa: E402
@@ -294,12 +295,23 @@ def test_enable_service_stops_and_resumes_forces(harness, sp):
     h.spin_until(lambda: len(h.forces) > 0, "forces after enable(true)")
 
 
+def test_bad_platform_file_or_parameters_stop_the_node_with_a_reason(harness, tmp_path):
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("base_points: [[0, 0, 0]]\n")
+    cases = [([Parameter("platform_file", value=str(bad))], "broken.yaml: base_points"),
+             ([Parameter("condition_warning", value=1e5)], "condition_limit")]
+    for overrides, reason in cases:
+        with pytest.raises(ConfigurationError, match=reason):
+            StewartPlatformNode(context=harness.ctx, parameter_overrides=overrides)
+
+
 def test_launch_and_parameter_files_name_what_exists():
     config = yaml.safe_load((ROOT / "config" / "stewart_platform.yaml").read_text())
     params = config["stewart_platform"]["ros__parameters"]
-    assert set(params) == set(PARAMETERS)
+    table = {p.name: p for p in PARAMS}
+    assert set(params) == set(table)
     for name, value in params.items():
-        assert type(value) is type(PARAMETERS[name][1]), name
+        assert type(value) is type(table[name].default), name
     launch = (ROOT / "launch" / "stewart.launch.py").read_text()
     ast.parse(launch)
     assert 'executable="stewart_platform"' in launch

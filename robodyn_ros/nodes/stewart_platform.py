@@ -34,12 +34,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
-from rcl_interfaces.msg import ParameterType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
@@ -48,43 +43,30 @@ from std_srvs.srv import SetBool
 from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
 
 from ..resources import find_share_file
-from ..stewart import ForwardKinematicsError, StewartPlatform, rotations
+from ..stewart import ForwardKinematicsError, PlatformFileError, StewartPlatform, rotations
 from ..stewart.setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
+from .common import ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Param
+from .common import Parameters, spin
 
 LEG_NAMES = [f"leg{i}" for i in range(1, 7)]
-# name: (type, default, description, (min, max) or None, read_only)
-PARAMETERS = {
-    "platform_file": (ParameterType.PARAMETER_STRING, "",
-                      "platform YAML (StewartPlatform.from_yaml); empty: the packaged "
-                      "config/stewart_dasgupta.yaml", None, True),
-    "rate": (ParameterType.PARAMETER_DOUBLE, 100.0,
-             "Hz at which the current target is evaluated and forces published", (0.1, 2000.0), False),
-    "condition_warning": (ParameterType.PARAMETER_DOUBLE, 1.0e3,
-                          "condition number of H above which diagnostics WARN (ill-conditioned)",
-                          (1.0, 1.0e12), False),
-    "condition_limit": (ParameterType.PARAMETER_DOUBLE, 1.0e4,
-                        "condition number of H above which no forces are published (ERROR)",
-                        (1.0, 1.0e12), False),
-    "force_limit": (ParameterType.PARAMETER_DOUBLE, 0.0,
-                    "N; largest |actuator force| published (ERROR beyond); 0 takes the platform "
-                    "file's limits.actuator_force, or no limit", (0.0, 1.0e9), False),
-    "publish_static_forces": (ParameterType.PARAMETER_BOOL, False,
-                              "also publish F0 (massless legs, frictionless joints) on "
-                              "~/static_forces", None, False),
-    "quaternion_tolerance": (ParameterType.PARAMETER_DOUBLE, 1.0e-3,
-                             "largest accepted | |q| - 1 | of an input orientation", (0.0, 0.5), False),
-    "diagnostics_period": (ParameterType.PARAMETER_DOUBLE, 1.0,
-                           "s between periodic /diagnostics messages (a change of level is "
-                           "published at once)", (0.01, 60.0), False),
-}
-
-
-def _descriptor(name, spec):
-    ptype, _, text, bounds, read_only = spec
-    d = ParameterDescriptor(name=name, type=ptype, description=text, read_only=read_only)
-    if bounds is not None:
-        d.floating_point_range = [FloatingPointRange(from_value=bounds[0], to_value=bounds[1])]
-    return d
+PARAMS = (
+    Param("platform_file", "", "platform YAML (StewartPlatform.from_yaml); empty: the packaged "
+          "config/stewart_dasgupta.yaml", read_only=True),
+    Param("rate", 100.0, "Hz at which the current target is evaluated and forces published",
+          range=(0.1, 2000.0)),
+    Param("condition_warning", 1.0e3, "condition number of H above which diagnostics WARN "
+          "(ill-conditioned)", range=(1.0, 1.0e12)),
+    Param("condition_limit", 1.0e4, "condition number of H above which no forces are published "
+          "(ERROR)", range=(1.0, 1.0e12), constraints="condition_warning <= condition_limit"),
+    Param("force_limit", 0.0, "N; largest |actuator force| published (ERROR beyond); 0 takes the "
+          "platform file's limits.actuator_force, or no limit", range=(0.0, 1.0e9)),
+    Param("publish_static_forces", False, "also publish F0 (massless legs, frictionless joints) "
+          "on ~/static_forces"),
+    Param("quaternion_tolerance", 1.0e-3, "largest accepted | |q| - 1 | of an input orientation",
+          range=(0.0, 0.5)),
+    Param("diagnostics_period", 1.0, "s between periodic /diagnostics messages (a change of "
+          "level is published at once)", range=(0.01, 60.0), read_only=True),
+)
 
 
 def _vec(v):
@@ -94,13 +76,18 @@ def _vec(v):
 class StewartPlatformNode(Node):
     def __init__(self, **kwargs):
         super().__init__("stewart_platform", **kwargs)
-        for name, spec in PARAMETERS.items():
-            self.declare_parameter(name, spec[1], _descriptor(name, spec))
-        path = self.get_parameter("platform_file").value or find_share_file(
-            "config/stewart_dasgupta.yaml")
+        self.params = Parameters(self, PARAMS)
+        try:
+            self.on_parameters({})
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from exc
+        path = self.params["platform_file"] or find_share_file("config/stewart_dasgupta.yaml")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            self.sp = StewartPlatform.from_yaml(path)
+            try:
+                self.sp = StewartPlatform.from_yaml(path)
+            except PlatformFileError as exc:
+                raise ConfigurationError(str(exc)) from exc
         for w in caught:
             self.get_logger().warning(str(w.message))
         self.enabled = True
@@ -108,47 +95,41 @@ class StewartPlatformNode(Node):
         self.trajectory_start = None
         self.wrench = (np.zeros(3), np.zeros(3))
         self.rejection = ""
-        self.status = (DiagnosticStatus.OK, "no target yet", {})
-        self._last_level = None
+        self.rejected = CountedWarning(self, "input rejected")
+        self.withheld = CountedWarning(self, "forces withheld")
+        self.status = (OK, "no target yet", {})
+        self._published_level = OK
 
         self.pub_forces = self.create_publisher(Float64MultiArray, "~/actuator_forces", 10)
         self.pub_static = self.create_publisher(Float64MultiArray, "~/static_forces", 10)
         self.pub_legs = self.create_publisher(JointState, "~/legs", 10)
-        self.pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_subscription(MultiDOFJointTrajectory, "~/trajectory", self.on_trajectory, 10)
         self.create_subscription(MultiDOFJointTrajectoryPoint, "~/setpoint", self.on_setpoint, 10)
         self.create_subscription(JointState, "~/leg_setpoint", self.on_leg_setpoint, 10)
         self.create_subscription(WrenchStamped, "~/external_wrench", self.on_wrench, 10)
         self.create_service(SetBool, "~/enable", self.on_enable)
-        self.add_on_set_parameters_callback(self.on_parameters)
-        self.timer = self.create_timer(1.0 / self.get_parameter("rate").value, self.step)
-        self.diag_timer = self.create_timer(self.get_parameter("diagnostics_period").value,
-                                            self.publish_diagnostics)
+        self.params.on_set(self.on_parameters)
+        self.timer = self.create_timer(1.0 / self.params["rate"], self.step)
+        self.diagnostics = Diagnostics(self, self.diagnostic_report,
+                                       period=self.params["diagnostics_period"],
+                                       hardware_id=self.sp.name)
 
     # --- parameters ---------------------------------------------------------------------------
-    def param(self, name):
-        return self.get_parameter(name).value
-
-    def on_parameters(self, params):
-        new = {p.name: p.value for p in params}
-        warn = new.get("condition_warning", self.param("condition_warning"))
-        limit = new.get("condition_limit", self.param("condition_limit"))
+    def on_parameters(self, changes):
+        warn = changes.get("condition_warning", self.params["condition_warning"])
+        limit = changes.get("condition_limit", self.params["condition_limit"])
         if warn > limit:
-            return SetParametersResult(successful=False,
-                                       reason=f"condition_warning {warn} > condition_limit {limit}")
-        if "rate" in new:
-            self.timer.timer_period_ns = int(1e9 / new["rate"])
-        if "diagnostics_period" in new:
-            self.diag_timer.timer_period_ns = int(1e9 * new["diagnostics_period"])
-        return SetParametersResult(successful=True)
+            raise ValueError(f"condition_warning {warn} > condition_limit {limit}")
+        if "rate" in changes:
+            self.timer.timer_period_ns = int(1e9 / changes["rate"])
 
     def force_limit(self):
-        return self.param("force_limit") or self.sp.force_limit
+        return self.params["force_limit"] or self.sp.force_limit
 
     # --- inputs -------------------------------------------------------------------------------
     def reject(self, what, reason):
         self.rejection = f"{what} rejected: {reason}"
-        self.get_logger().warning(self.rejection, throttle_duration_sec=1.0)
+        self.rejected(self.rejection)
 
     def _states(self, points):
         """Arrays of K validated states from MultiDOFJointTrajectoryPoints; SetpointError if bad."""
@@ -166,7 +147,7 @@ class StewartPlatformNode(Node):
                 rates.append(np.array([_vec(getattr(getattr(pt, field)[0], part))
                                        if getattr(pt, field) else [0.0, 0.0, 0.0]
                                        for pt in points]))
-        quats = check_states(self.sp, pos, rot, rates, self.param("quaternion_tolerance"))
+        quats = check_states(self.sp, pos, rot, rates, self.params["quaternion_tolerance"])
         return pos, quats, rates
 
     def _check_limits(self, states):
@@ -231,7 +212,7 @@ class StewartPlatformNode(Node):
             self._check_limits(tuple(np.asarray(x)[None] for x in state.pose_args()))
         except SetpointError as exc:
             self.reject("setpoint", str(exc).removeprefix("point 0: "))
-            self.report(DiagnosticStatus.ERROR, self.rejection, {})
+            self.report(ERROR, self.rejection, {})
             return
         self.target = state
         self.rejection = ""
@@ -258,9 +239,9 @@ class StewartPlatformNode(Node):
 
     def fault(self, cond, forces):
         """Why these forces must not be published, or '' when they may."""
-        if not cond < self.param("condition_limit"):
+        if not cond < self.params["condition_limit"]:
             return (f"condition number {cond:.4g} beyond condition_limit "
-                    f"{self.param('condition_limit'):g} (singular or near-singular pose)")
+                    f"{self.params['condition_limit']:g} (singular or near-singular pose)")
         if not np.all(np.isfinite(forces)):
             return "no finite forces (singular pose)"
         limit = self.force_limit()
@@ -273,23 +254,23 @@ class StewartPlatformNode(Node):
             return
         state = self.current_state()
         r = self.sp.inverse_dynamics(*state.pose_args(), *self.wrench)
-        values = {"condition_number": f"{r.condition_number:.6g}",
-                  "max_abs_force": f"{np.abs(r.forces).max():.6g}"}
+        values = {"condition_number": float(r.condition_number),
+                  "max_abs_force": float(np.abs(r.forces).max())}
         reason = self.fault(r.condition_number, r.forces)
         if reason:
-            self.get_logger().error(f"forces withheld: {reason}", throttle_duration_sec=1.0)
-            self.report(DiagnosticStatus.ERROR, f"forces withheld: {reason}", values)
+            self.withheld(reason)
+            self.report(ERROR, f"forces withheld: {reason}", values)
             return
-        if r.condition_number > self.param("condition_warning"):
-            self.report(DiagnosticStatus.WARN, "ill-conditioned pose", values)
+        if r.condition_number > self.params["condition_warning"]:
+            self.report(WARN, "ill-conditioned pose", values)
         elif self.rejection:
-            self.report(DiagnosticStatus.WARN, self.rejection, values)
+            self.report(WARN, self.rejection, values)
         else:
-            self.report(DiagnosticStatus.OK, "ok" if self.enabled else "disabled", values)
+            self.report(OK, "ok" if self.enabled else "disabled", values)
         if not self.enabled:
             return
         self.pub_forces.publish(Float64MultiArray(data=r.forces.tolist()))
-        if self.param("publish_static_forces"):
+        if self.params["publish_static_forces"]:
             self.pub_static.publish(Float64MultiArray(data=r.static_forces.tolist()))
         legs = JointState(name=LEG_NAMES, position=r.leg_lengths.tolist(),
                           velocity=r.leg_rates.tolist(), effort=r.forces.tolist())
@@ -298,29 +279,19 @@ class StewartPlatformNode(Node):
 
     # --- diagnostics --------------------------------------------------------------------------
     def report(self, level, message, values):
+        """Record the state for /diagnostics; a change of level is published at once."""
         self.status = (level, message, values)
-        if level != self._last_level:
-            self.publish_diagnostics()
+        if level != self._published_level:
+            self.diagnostics.publish()
 
-    def publish_diagnostics(self):
+    def diagnostic_report(self):
         level, message, values = self.status
-        self._last_level = level
-        values = {**values, "enabled": str(self.enabled), "last_rejection": self.rejection}
-        status = DiagnosticStatus(level=level, name=f"{self.get_name()}: inverse dynamics",
-                                  message=message, hardware_id=self.sp.name,
-                                  values=[KeyValue(key=k, value=v) for k, v in values.items()])
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self.pub_diag.publish(msg)
+        self._published_level = level
+        return level, message, {**values, "enabled": self.enabled,
+                                "last_rejection": self.rejection,
+                                "rejected_inputs": self.rejected.count,
+                                "withheld_samples": self.withheld.count}
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = StewartPlatformNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    return spin(StewartPlatformNode, args)
