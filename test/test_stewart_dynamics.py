@@ -305,10 +305,13 @@ def test_batch_equals_single_poses():
     states = [random_state(rng) for _ in range(4)]
     batch = sp.inverse_dynamics(*(np.array(x) for x in zip(*states)), constraint_forces=True)
     for n, state in enumerate(states):
-        one = sp.inverse_dynamics(*state, constraint_forces=True)
+        one = sp.inverse_dynamics(*state)   # the single-pose route
         assert np.array_equal(batch.forces[n], one.forces)
-        assert np.array_equal(batch.constraint.prismatic_moment[n], one.constraint.prismatic_moment)
+        assert np.array_equal(batch.static_forces[n], one.static_forces)
         assert batch.condition_number[n] == one.condition_number
+        with_constraints = sp.inverse_dynamics(*state, constraint_forces=True)
+        assert np.array_equal(batch.constraint.prismatic_moment[n],
+                              with_constraints.constraint.prismatic_moment)
 
 
 def test_condition_number_is_ratio_of_extreme_singular_values():

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kernel
-from .poses import as_batch
+from .poses import pack_pose, pack_poses
 
 
 @dataclass
@@ -66,24 +66,28 @@ def inverse_dynamics(sp, position, rotation_matrix, linear_velocity, angular_vel
     force and moment act at the reference point and are given in the platform frame.
     printed_eq16=True reproduces the paper's eq. (16) as printed (double-counted upper-leg inertia).
     """
-    single, t, R, (v, w, a, al, fe, me) = as_batch(
-        position, rotation_matrix, linear_velocity, angular_velocity, linear_acceleration,
-        angular_acceleration, external_force, external_moment)
-    n = t.shape[0]
-    out = np.empty((7, n, 6))
-    L, Ld, Ldd, D, x, F, F0 = out
+    pose = pack_pose(position, rotation_matrix, linear_velocity, angular_velocity,
+                     linear_acceleration, angular_acceleration, external_force, external_moment)
+    if pose is not None and not constraint_forces:
+        out = np.empty((kernel.OUT_ROWS, 6))
+        cond = kernel.inverse_dynamics_one(sp.packed, pose, bool(printed_eq16), out)
+        L, Ld, Ldd, D, x, F, F0 = out
+        return InverseDynamicsResult(F, F0, cond, not cond < kernel.SINGULAR_CONDITION, L, Ld, Ldd,
+                                     x, D)
+    single, poses = pack_poses(position, rotation_matrix, linear_velocity, angular_velocity,
+                               linear_acceleration, angular_acceleration, external_force,
+                               external_moment)
+    n = len(poses)
+    out = np.empty((n, kernel.OUT_ROWS, 6))
     cond = np.empty(n)
-    legs = sp.leg_args
-    kernel.inverse_dynamics_batch(*legs, *sp.platform_args, R, t, v, w, a, al, fe, me,
-                                  bool(printed_eq16), np.empty((6, 8)), np.empty((6, 6)),
-                                  L, Ld, Ldd, D, x, F, F0, cond)
+    kernel.inverse_dynamics_batch(sp.packed, poses, bool(printed_eq16), out, cond)
+    L, Ld, Ldd, D, x, F, F0 = (out[:, row] for row in range(kernel.OUT_ROWS))
     constraint = None
     if constraint_forces:
-        vec = np.empty((5, n, 6, 3))
+        vec = np.empty((n, 5, 6, 3))
         mu = np.empty((n, 6))
-        kernel.constraint_forces_batch(*legs, R, t, v, w, a, al, bool(printed_eq16), x, F,
-                                       float(sp.prismatic_point), *vec[:4], mu, vec[4])
-        constraint = ConstraintForces(*vec[:4], mu, vec[4])
+        kernel.constraint_forces_batch(sp.packed, poses, bool(printed_eq16), out, vec, mu)
+        constraint = ConstraintForces(*(vec[:, j] for j in range(4)), mu, vec[:, 4])
     result = InverseDynamicsResult(F, F0, cond, ~(cond < kernel.SINGULAR_CONDITION), L, Ld, Ldd,
                                    x, D, constraint)
     return _first(result) if single else result

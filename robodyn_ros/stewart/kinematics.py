@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kernel, rotations
-from .poses import as_batch
+from .poses import pack_poses
 
 
 @dataclass
@@ -24,13 +24,13 @@ class LegKinematics:
 
 def inverse_kinematics(sp, position, rotation_matrix, linear_velocity=None, angular_velocity=None,
                        linear_acceleration=None, angular_acceleration=None) -> LegKinematics:
-    single, t, R, (v, w, a, al) = as_batch(position, rotation_matrix, linear_velocity,
-                                           angular_velocity, linear_acceleration,
-                                           angular_acceleration)
-    n = t.shape[0]
-    L, Ld, Ldd = np.empty((3, n, 6))
-    s, q, W, A = np.empty((4, n, 6, 3))
-    kernel.leg_kinematics_batch(sp.b, sp.p, R, t, v, w, a, al, L, Ld, Ldd, s, q, W, A)
+    single, poses = pack_poses(position, rotation_matrix, linear_velocity, angular_velocity,
+                               linear_acceleration, angular_acceleration)
+    scalars = np.empty((len(poses), 3, 6))
+    vectors = np.empty((len(poses), 4, 6, 3))
+    kernel.leg_kinematics_batch(sp.packed, poses, scalars, vectors)
+    L, Ld, Ldd = (scalars[:, j] for j in range(3))
+    s, q, W, A = (vectors[:, j] for j in range(4))
     out = LegKinematics(L, Ld, Ldd, s, q, W, A)
     if single:
         out = LegKinematics(*(getattr(out, f)[0] for f in out.__dataclass_fields__))

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from . import rotations
+from . import kernel, rotations
 
 NLEGS = 6
 # k_i further than this from unit length are reported (the paper's k1 has norm 0.858).
@@ -82,21 +82,15 @@ class StewartPlatform:
     def from_dict(cls, data, source: str = "<dict>") -> "StewartPlatform":
         return _Loader(source).build(cls, data)
 
-    # --- derived constants the kernels take ----------------------------------------------------
-    @property
-    def leg_args(self):
-        """(b, k, p, m_d, m_u, r_d0, r_u0, I_d0, I_d0 + I_u0, C_u, C_p, C_s, g) for the kernels."""
-        return self._leg_args
-
-    @property
-    def platform_args(self):
-        return (float(self.M), self.R0, self.I_p)
-
+    # --- the constants as the kernels take them (layout in kernel.py) -------------------------
     def __post_init__(self):
-        object.__setattr__(self, "_leg_args", (
-            self.b, self.k, self.p, self.m_d, self.m_u, self.r_d0, self.r_u0, self.I_d0,
-            np.ascontiguousarray(self.I_d0 + self.I_u0), float(self.C_u), float(self.C_p),
-            float(self.C_s), self.gravity))
+        flat = [self.b, self.k, self.p, self.m_d, self.m_u, self.r_d0, self.r_u0, self.I_d0,
+                self.I_d0 + self.I_u0, [self.C_u, self.C_p, self.C_s], self.gravity, [self.M],
+                self.R0, self.I_p, [self.prismatic_point]]
+        packed = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in flat])
+        assert packed.size == kernel.MODEL_SIZE
+        packed.flags.writeable = False
+        object.__setattr__(self, "packed", packed)
 
     def with_legs(self, order) -> "StewartPlatform":
         """The same manipulator with its legs relabelled: new leg j is old leg order[j]."""

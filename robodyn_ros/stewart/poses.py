@@ -1,32 +1,44 @@
-"""Turning the public arguments (one pose or a batch) into the contiguous float arrays the kernels take."""
+"""Turning the public arguments (one pose or a batch) into the flat pose vectors the kernels take
+(layout in kernel.py: t, R, v, omega, a, alpha, F_ext, M_ext)."""
 import numpy as np
 
+from .kernel import POSE_SIZE
 
-def as_batch(position, rotation_matrix, *vectors):
-    """Returns (single, t (N,3), R (N,3,3), [vectors (N,3)...]); None vectors become zeros.
 
-    One pose is position (3,) with rotation (3,3); a batch is (N,3) with (N,3,3). Vectors may be given
-    per pose or once for the whole batch.
-    """
+_ZERO3 = np.zeros(3)
+
+
+def pack_pose(position, rotation_matrix, *vectors):
+    """One pose vector (30,), or None when the arguments are not a single pose of the right shapes
+    (then pack_poses handles them or says what is wrong). The hot path of single-pose calls."""
+    parts = [np.asarray(position, dtype=float), np.asarray(rotation_matrix, dtype=float).ravel()]
+    parts += [_ZERO3 if v is None else np.asarray(v, dtype=float) for v in vectors]
+    pose = np.concatenate(parts) if all(x.ndim == 1 for x in parts) else None
+    if pose is None or pose.size != 12 + 3 * len(vectors) or parts[0].size != 3:
+        return None
+    if len(vectors) < 6:
+        pose = np.concatenate([pose, np.zeros(POSE_SIZE - pose.size)])
+    return pose
+
+
+def pack_poses(position, rotation_matrix, *vectors):
+    """Returns (single, poses (N, 30)). One pose is position (3,) with rotation (3,3); a batch is (N,3)
+    with (N,3,3). Vectors may be given per pose (N,3) or once (3,); None means zero."""
     t = np.asarray(position, dtype=float)
     R = np.asarray(rotation_matrix, dtype=float)
     single = t.ndim == 1
-    if single:
-        t = t[None]
-        R = R[None]
-    if t.ndim != 2 or t.shape[1] != 3 or R.shape != (t.shape[0], 3, 3):
-        raise ValueError(f"position {np.shape(position)} and rotation_matrix "
-                         f"{np.shape(rotation_matrix)}: expected (3,) and (3, 3), or (N, 3) and (N, 3, 3)")
-    n = t.shape[0]
-    out = []
-    for v in vectors:
-        if v is None:
-            out.append(np.zeros((n, 3)))
-            continue
-        v = np.asarray(v, dtype=float)
-        if v.shape == (3,):
-            v = np.broadcast_to(v, (n, 3))
-        if v.shape != (n, 3):
-            raise ValueError(f"vector of shape {v.shape} does not match {n} poses")
-        out.append(np.ascontiguousarray(v))
-    return single, np.ascontiguousarray(t), np.ascontiguousarray(R), out
+    n = 1 if single else len(t)
+    if t.shape[-1:] != (3,) or t.ndim > 2 or R.shape != t.shape[:-1] + (3, 3):
+        raise ValueError(f"position {t.shape} and rotation_matrix {R.shape}: expected (3,) and "
+                         "(3, 3), or (N, 3) and (N, 3, 3)")
+    poses = np.zeros((n, POSE_SIZE))
+    poses[:, 0:3] = t
+    poses[:, 3:12] = R.reshape(n, 9)
+    for j, v in enumerate(vectors):
+        if v is not None:
+            v = np.asarray(v, dtype=float)
+            if v.shape not in ((3,), (n, 3)) or (single and v.ndim != 1):
+                raise ValueError(f"vector of shape {v.shape} does not match "
+                                 f"{'one pose' if single else f'{n} poses'}")
+            poses[:, 12 + 3 * j:15 + 3 * j] = v
+    return single, poses
