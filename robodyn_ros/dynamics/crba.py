@@ -5,10 +5,13 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 import numpy as np
 
 from ._jit import njit
-from .newton_euler import ARMATURE, H, INERTIA, MASS, PRISMATIC, check_sizes
+from .joint_frames import place_joint, to_parent
+from .layout import ARMATURE, H, INERTIA, MASS, PRISMATIC
+from .newton_euler import check_sizes
 
-# workspace columns: ^{i-1}R_i (9), p_i (3), composite body about origin i: m, h (3), I (xx yy zz xy yz xz)
-C_R, C_P, C_M, C_H, C_I = 0, 9, 12, 13, 16
+# workspace columns after the joint pose (see layout): the composite body about origin i,
+# m, h (3), I (xx yy zz xy yz xz)
+C_P, C_M, C_H, C_I = 9, 12, 13, 16
 C_COLUMNS = 22
 
 
@@ -17,22 +20,7 @@ def crba_into(P, q, ws, M):
     for i in range(n):
         r = P[i]
         row = ws[i]
-        if r[PRISMATIC] != 0.0:
-            for k in range(9):
-                row[k] = r[k]
-            row[C_P] = r[9] + r[2] * q[i]
-            row[C_P + 1] = r[10] + r[5] * q[i]
-            row[C_P + 2] = r[11] + r[8] * q[i]
-        else:
-            c = np.cos(q[i])
-            s = np.sin(q[i])
-            for k in range(3):
-                row[3 * k] = r[3 * k] * c + r[3 * k + 1] * s
-                row[3 * k + 1] = r[3 * k + 1] * c - r[3 * k] * s
-                row[3 * k + 2] = r[3 * k + 2]
-            row[C_P] = r[9]
-            row[C_P + 1] = r[10]
-            row[C_P + 2] = r[11]
+        place_joint(r, q[i], row)
         row[C_M] = r[MASS]
         for k in range(3):
             row[C_H + k] = r[H + k]
@@ -110,19 +98,7 @@ def crba_into(P, q, ws, M):
             n2 = row[C_I + 2]
             M[i, i] = n2 + P[i, ARMATURE]
         for j in range(i, 0, -1):
-            t = ws[j]
-            g0 = t[0] * f0 + t[1] * f1 + t[2] * f2
-            g1 = t[3] * f0 + t[4] * f1 + t[5] * f2
-            g2 = t[6] * f0 + t[7] * f1 + t[8] * f2
-            m0 = t[0] * n0 + t[1] * n1 + t[2] * n2
-            m1 = t[3] * n0 + t[4] * n1 + t[5] * n2
-            m2 = t[6] * n0 + t[7] * n1 + t[8] * n2
-            f0 = g0
-            f1 = g1
-            f2 = g2
-            n0 = m0 + (t[C_P + 1] * g2 - t[C_P + 2] * g1)
-            n1 = m1 + (t[C_P + 2] * g0 - t[C_P] * g2)
-            n2 = m2 + (t[C_P] * g1 - t[C_P + 1] * g0)
+            f0, f1, f2, n0, n1, n2 = to_parent(ws[j], f0, f1, f2, n0, n1, n2)
             if P[j - 1, PRISMATIC] != 0.0:
                 M[j - 1, i] = f2
             else:

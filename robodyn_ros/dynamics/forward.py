@@ -67,6 +67,7 @@ def forward_dynamics_batch(P, q, qd, tau, wrench, mode):
     cws = np.empty((n, C_COLUMNS))
     M = np.empty((n, n))
     qdd = np.empty((N, n))
+    last = wrench.shape[0] - 1   # one placeholder row when there is no tip wrench
     for k in range(N):
-        _forward_into(P, q[k], qd[k], tau[k], wrench[k], mode, ws, cws, M, qdd[k])
+        _forward_into(P, q[k], qd[k], tau[k], wrench[min(k, last)], mode, ws, cws, M, qdd[k])
     return qdd

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import crba as _crba
 from . import forward as _forward
+from . import layout
 from . import newton_euler as _ne
 
 REVOLUTE, PRISMATIC = "revolute", "prismatic"
@@ -151,17 +152,7 @@ class RobotModel:
         if tip_wrench is None and _arrays(q, qd, qdd) and q.ndim == 1:
             # the 1 kHz path: the compiled kernel checks the sizes itself
             return _ne.rnea(self.params, q, qd, qdd, _NO_WRENCH, mode)
-        q = np.asarray(q, dtype=float)
-        if q.ndim == 1:
-            qd, qdd = self._vectors(qd, qdd)
-            wrench = _NO_WRENCH if tip_wrench is None else self._wrench(tip_wrench, None)
-            return _ne.rnea(self.params, q, qd, qdd, wrench,
-                            mode if tip_wrench is None else mode | _ne.TIP_WRENCH)
-        q, qd, qdd = self._batch(q, qd, qdd)
-        if tip_wrench is None:
-            return _ne.rnea_batch(self.params, q, qd, qdd, _NO_WRENCHES, mode)
-        return _ne.rnea_batch(self.params, q, qd, qdd, self._wrench(tip_wrench, q.shape[0]),
-                              mode | _ne.TIP_WRENCH)
+        return self._dispatch(_ne.rnea, _ne.rnea_batch, q, qd, qdd, tip_wrench, mode)
 
     def gravity_torques(self, q):
         """g(q): the joint forces that hold the arm still."""
@@ -176,13 +167,8 @@ class RobotModel:
 
     def coriolis_torques(self, q, qd):
         """C(q, qd) qd by one Newton–Euler pass without gravity and friction."""
-        q = np.asarray(q, dtype=float)
-        zero = np.zeros_like(q)
-        mode = 0
-        if q.ndim == 1:
-            return _ne.rnea(self.params, q, *self._vectors(qd), zero, _NO_WRENCH, mode)
-        q, qd, zero = self._batch(q, qd, zero)
-        return _ne.rnea_batch(self.params, q, qd, zero, _NO_WRENCHES, mode)
+        zero = np.zeros_like(np.asarray(q, dtype=float))
+        return self._dispatch(_ne.rnea, _ne.rnea_batch, q, qd, zero, None, 0)
 
     def mass_matrix(self, q, method="crba"):
         """M(q), armature included. ``method="strobe"``: n Newton–Euler passes, for checking."""
@@ -205,18 +191,8 @@ class RobotModel:
         mode = _MODES[bool(friction)]
         if tip_wrench is None and _arrays(q, qd, tau) and q.ndim == 1:
             return _forward.forward_dynamics(self.params, q, qd, tau, _NO_WRENCH, mode)
-        q = np.asarray(q, dtype=float)
-        if q.ndim == 1:
-            qd, tau = self._vectors(qd, tau)
-            wrench = _NO_WRENCH if tip_wrench is None else self._wrench(tip_wrench, None)
-            return _forward.forward_dynamics(self.params, q, qd, tau, wrench,
-                                             mode if tip_wrench is None else mode | _ne.TIP_WRENCH)
-        q, qd, tau = self._batch(q, qd, tau)
-        if tip_wrench is None:
-            return _forward.forward_dynamics_batch(self.params, q, qd, tau, _NO_WRENCHES, mode)
-        return _forward.forward_dynamics_batch(self.params, q, qd, tau,
-                                               self._wrench(tip_wrench, q.shape[0]),
-                                               mode | _ne.TIP_WRENCH)
+        return self._dispatch(_forward.forward_dynamics, _forward.forward_dynamics_batch,
+                              q, qd, tau, tip_wrench, mode)
 
     # ------------------------------------------------------------------ kinematics
     def link_frames(self, q):
@@ -234,10 +210,19 @@ class RobotModel:
         from .kinematics import energy
         return energy(self, np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
 
-    # ------------------------------------------------------------------ argument checks
-    def _vectors(self, *vectors):
-        """As float arrays; the compiled kernels check that each holds one value per joint."""
-        return tuple(np.asarray(v, dtype=float) for v in vectors)
+    # ------------------------------------------------------------------ argument handling
+    def _dispatch(self, single, batch, a, b, c, tip_wrench, mode):
+        """Convert the arguments and call the one-state or the batch kernel (which check sizes)."""
+        a = np.asarray(a, dtype=float)
+        if tip_wrench is not None:
+            mode |= _ne.TIP_WRENCH
+        if a.ndim == 1:
+            b, c = np.asarray(b, dtype=float), np.asarray(c, dtype=float)
+            wrench = _NO_WRENCH if tip_wrench is None else self._wrench(tip_wrench, None)
+            return single(self.params, a, b, c, wrench, mode)
+        a, b, c = self._batch(a, b, c)
+        wrench = _NO_WRENCHES if tip_wrench is None else self._wrench(tip_wrench, a.shape[0])
+        return batch(self.params, a, b, c, wrench, mode)
 
     def _batch(self, *arrays):
         out = tuple(np.ascontiguousarray(a, dtype=float) for a in arrays)
@@ -276,28 +261,28 @@ def combine_bodies(*bodies):
 
 
 def pack(links, tip, gravity):
-    """The constant parameter array the compiled kernels read (layout in ``newton_euler``)."""
+    """The constant parameter array the compiled kernels read (columns: ``layout``)."""
     n = len(links)
-    P = np.zeros((n + 1, _ne.N_COLUMNS))
+    P = np.zeros((n + 1, layout.N_COLUMNS))
     for i, link in enumerate(links):
         row = P[i]
-        row[_ne.R0:_ne.R0 + 9] = link.pre[:3, :3].ravel()
-        row[_ne.P0:_ne.P0 + 3] = link.pre[:3, 3]
+        row[layout.R0:layout.R0 + 9] = link.pre[:3, :3].ravel()
+        row[layout.P0:layout.P0 + 3] = link.pre[:3, 3]
         c = np.asarray(link.com, dtype=float)
         # inertia about the joint-frame origin: I_o = I_c + m (c.c 1 - c c^T)
         I_o = np.asarray(link.inertia, dtype=float) + link.mass * (c @ c * np.eye(3) - np.outer(c, c))
-        row[_ne.MASS] = link.mass
-        row[_ne.H:_ne.H + 3] = link.mass * c
-        row[_ne.INERTIA:_ne.INERTIA + 6] = (I_o[0, 0], I_o[1, 1], I_o[2, 2],
+        row[layout.MASS] = link.mass
+        row[layout.H:layout.H + 3] = link.mass * c
+        row[layout.INERTIA:layout.INERTIA + 6] = (I_o[0, 0], I_o[1, 1], I_o[2, 2],
                                            I_o[0, 1], I_o[1, 2], I_o[0, 2])
-        row[_ne.ARMATURE] = link.armature
-        row[_ne.VISCOUS] = link.viscous
-        row[_ne.COULOMB_POS] = link.coulomb_positive
-        row[_ne.COULOMB_NEG] = link.coulomb_negative
-        row[_ne.PRISMATIC] = 1.0 if link.joint == PRISMATIC else 0.0
+        row[layout.ARMATURE] = link.armature
+        row[layout.VISCOUS] = link.viscous
+        row[layout.COULOMB_POS] = link.coulomb_positive
+        row[layout.COULOMB_NEG] = link.coulomb_negative
+        row[layout.PRISMATIC] = 1.0 if link.joint == PRISMATIC else 0.0
     P[n, 0:9] = tip[:3, :3].ravel()
     P[n, 9:12] = tip[:3, 3]
-    P[n, _ne.GRAVITY_VECTOR:_ne.GRAVITY_VECTOR + 3] = gravity
+    P[n, layout.GRAVITY_VECTOR:layout.GRAVITY_VECTOR + 3] = gravity
     return P
 
 

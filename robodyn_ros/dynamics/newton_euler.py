@@ -13,19 +13,16 @@ COM shift in both recursions.
 import numpy as np
 
 from ._jit import njit
+from .joint_frames import place_joint, to_parent
+from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, GRAVITY_VECTOR, H, INERTIA, MASS,
+                     PRISMATIC, VISCOUS, WS_P)
 
 # bits of ``mode``
 GRAVITY = 1      # gravity enters as the base acceleration -g (000 eq. 7.44)
 FRICTION = 2     # viscous and Coulomb joint friction
 TIP_WRENCH = 4   # the wrench the end-effector exerts, in the tip frame
-
-# column layout of a row of P (joints) and of its last row (tip frame and gravity)
-R0, P0, MASS, H, INERTIA, ARMATURE, VISCOUS, COULOMB_POS, COULOMB_NEG, PRISMATIC = (
-    0, 9, 12, 13, 16, 22, 23, 24, 25, 26)
-N_COLUMNS = 27
-GRAVITY_VECTOR = 12
-# columns of the workspace: rotation ^{i-1}R_i, origin p_i in frame i-1, net force and moment of body i
-WS_R, WS_P, WS_F, WS_N = 0, 9, 12, 15
+# workspace columns after the joint pose (see layout): net force and moment on body i
+WS_F, WS_N = 12, 15
 WS_COLUMNS = 18
 
 
@@ -50,35 +47,20 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
         v2 = -P[n, GRAVITY_VECTOR + 2]
     for i in range(n):
         r = P[i]
-        prismatic = r[PRISMATIC] != 0.0
-        if prismatic:
-            R00 = r[0]
-            R01 = r[1]
-            R02 = r[2]
-            R10 = r[3]
-            R11 = r[4]
-            R12 = r[5]
-            R20 = r[6]
-            R21 = r[7]
-            R22 = r[8]
-            px = r[9] + R02 * q[i]
-            py = r[10] + R12 * q[i]
-            pz = r[11] + R22 * q[i]
-        else:
-            c = np.cos(q[i])
-            s = np.sin(q[i])
-            R00 = r[0] * c + r[1] * s
-            R01 = r[1] * c - r[0] * s
-            R02 = r[2]
-            R10 = r[3] * c + r[4] * s
-            R11 = r[4] * c - r[3] * s
-            R12 = r[5]
-            R20 = r[6] * c + r[7] * s
-            R21 = r[7] * c - r[6] * s
-            R22 = r[8]
-            px = r[9]
-            py = r[10]
-            pz = r[11]
+        row = ws[i]
+        place_joint(r, q[i], row)
+        R00 = row[0]
+        R01 = row[1]
+        R02 = row[2]
+        R10 = row[3]
+        R11 = row[4]
+        R12 = row[5]
+        R20 = row[6]
+        R21 = row[7]
+        R22 = row[8]
+        px = row[WS_P]
+        py = row[WS_P + 1]
+        pz = row[WS_P + 2]
         # acceleration of origin i in frame i-1: v + a x p + w x (w x p)
         wp0 = w1 * pz - w2 * py
         wp1 = w2 * px - w0 * pz
@@ -96,7 +78,7 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
         u0 = R00 * a0 + R10 * a1 + R20 * a2
         u1 = R01 * a0 + R11 * a1 + R21 * a2
         u2 = R02 * a0 + R12 * a1 + R22 * a2
-        if prismatic:
+        if r[PRISMATIC] != 0.0:
             # Coriolis 2 w x (z qd) and the sliding acceleration z qdd
             w0 = t0
             w1 = t1
@@ -132,19 +114,6 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
         Iw0 = Ixx * w0 + Ixy * w1 + Ixz * w2
         Iw1 = Ixy * w0 + Iyy * w1 + Iyz * w2
         Iw2 = Ixz * w0 + Iyz * w1 + Izz * w2
-        row = ws[i]
-        row[0] = R00
-        row[1] = R01
-        row[2] = R02
-        row[3] = R10
-        row[4] = R11
-        row[5] = R12
-        row[6] = R20
-        row[7] = R21
-        row[8] = R22
-        row[WS_P] = px
-        row[WS_P + 1] = py
-        row[WS_P + 2] = pz
         row[WS_F] = m * v0 + (a1 * h2 - a2 * h1) + (w1 * wh2 - w2 * wh1)
         row[WS_F + 1] = m * v1 + (a2 * h0 - a0 * h2) + (w2 * wh0 - w0 * wh2)
         row[WS_F + 2] = m * v2 + (a0 * h1 - a1 * h0) + (w0 * wh1 - w1 * wh0)
@@ -193,22 +162,7 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
                 t = t - r[COULOMB_NEG]
         tau[i] = t
         if i > 0:
-            # into frame i-1: f' = R f, n' = R n + p x (R f)
-            g0 = row[0] * f0 + row[1] * f1 + row[2] * f2
-            g1 = row[3] * f0 + row[4] * f1 + row[5] * f2
-            g2 = row[6] * f0 + row[7] * f1 + row[8] * f2
-            m0 = row[0] * n0 + row[1] * n1 + row[2] * n2
-            m1 = row[3] * n0 + row[4] * n1 + row[5] * n2
-            m2 = row[6] * n0 + row[7] * n1 + row[8] * n2
-            px = row[WS_P]
-            py = row[WS_P + 1]
-            pz = row[WS_P + 2]
-            f0 = g0
-            f1 = g1
-            f2 = g2
-            n0 = m0 + (py * g2 - pz * g1)
-            n1 = m1 + (pz * g0 - px * g2)
-            n2 = m2 + (px * g1 - py * g0)
+            f0, f1, f2, n0, n1, n2 = to_parent(row, f0, f1, f2, n0, n1, n2)
     return tau
 
 
@@ -238,6 +192,7 @@ def rnea_batch(P, q, qd, qdd, wrench, mode):
     N, n = q.shape
     ws = np.empty((n, WS_COLUMNS))
     tau = np.empty((N, n))
+    last = wrench.shape[0] - 1   # one placeholder row when there is no tip wrench
     for k in range(N):
-        _rnea_into(P, q[k], qd[k], qdd[k], wrench[k], mode, ws, tau[k])
+        _rnea_into(P, q[k], qd[k], qdd[k], wrench[min(k, last)], mode, ws, tau[k])
     return tau
