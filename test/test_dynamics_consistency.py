@@ -317,7 +317,7 @@ def test_tip_wrench_is_jacobian_transpose(name, model):
 
 def without_coulomb(model):
     links = [dataclasses.replace(link, coulomb_positive=0.0, coulomb_negative=0.0) for link in model.links]
-    return RobotModel(links, model.tip, model.gravity, model.name)
+    return quiet(RobotModel, links, model.tip, model.gravity, model.name)
 
 
 def torque_profile(model, q0):
