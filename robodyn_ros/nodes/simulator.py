@@ -1,0 +1,163 @@
+"""arm_simulator: the arm's forward dynamics integrated by RK4 from the effort commands.
+
+Every tick of a wall-clock timer at ``publish_rate`` integrates ``rate / publish_rate`` RK4 steps
+of 1/``rate`` s, holding the latest command (a zero-order hold, as a sampled controller applies
+it), then publishes ``/clock`` and the stamped ``/joint_states``. Simulated time advances by exactly
+the integrated steps, so a late tick slows the simulation instead of skewing it: run the other
+nodes with ``use_sim_time:=true``. Until the first command (and after ``~/reset``) the brakes hold
+the arm where it is; after ``command_timeout`` without a command the effort is zero.
+"""
+from __future__ import annotations
+
+import array
+import time
+
+import numpy as np
+from rclpy.parameter import Parameter
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+
+from robodyn_ros.dynamics.integrate import rk4_step
+
+from .common import (ROBOT_DESCRIPTION_PARAMS, ConfigurationError, CountedWarning, Param,
+                     Parameters, joint_order, load_model, spin, steady_clock)
+
+PARAMS = (
+    *ROBOT_DESCRIPTION_PARAMS,
+    Param("joints", [], "joint names: order of the commands and of /joint_states (empty: the "
+          "chain's order)", read_only=True, type=Parameter.Type.STRING_ARRAY),
+    Param("command_topic", "/effort_controller/commands", "effort commands (Float64MultiArray "
+          "in joints order)", read_only=True),
+    Param("rate", 1000.0, "integration rate (Hz): one RK4 step per 1/rate s",
+          range=(1.0, 100000.0), read_only=True),
+    Param("publish_rate", 0.0, "/joint_states and /clock rate (Hz) and wall-clock tick; must "
+          "divide rate (0: rate)", range=(0.0, 100000.0), read_only=True),
+    Param("initial_position", [], "joint positions at start and after ~/reset, joints order "
+          "(empty: zeros)", read_only=True, type=Parameter.Type.DOUBLE_ARRAY),
+    Param("payload_mass", 0.0, "unmodelled point mass at the tip (kg)", range=(0.0, 1000.0),
+          read_only=True),
+    Param("payload_com", [0.0, 0.0, 0.0], "payload position in the tip frame (m)",
+          read_only=True),
+    Param("mass_scale", 1.0, "factor on every link's mass and inertia (model mismatch)",
+          range=(0.0, 100.0), read_only=True),
+    Param("friction_scale", 1.0, "factor on the joints' viscous and Coulomb friction",
+          range=(0.0, 100.0), read_only=True),
+    Param("position_noise", 0.0, "standard deviation of the measured positions (rad or m)",
+          range=(0.0, 1.0), read_only=True),
+    Param("velocity_noise", 0.0, "standard deviation of the measured velocities",
+          range=(0.0, 10.0), read_only=True),
+    Param("seed", 0, "seed of the measurement noise", range=(0, 2**31 - 1), read_only=True),
+    Param("command_timeout", 0.1, "seconds (wall time) without a command after which the effort "
+          "is zero", range=(0.001, 60.0), read_only=True),
+)
+
+
+class ArmSimulator(Node):
+    def __init__(self, name: str = "arm_simulator", **kwargs):
+        super().__init__(name, **kwargs)
+        self.params = p = Parameters(self, PARAMS)
+        model = load_model(p)
+        n = model.dof
+        self._order = np.array(joint_order(p["joints"], model.joint_names))
+        self.joints = [model.joint_names[i] for i in self._order]
+        if p["mass_scale"] != 1.0 or p["friction_scale"] != 1.0:
+            model = model.scaled(mass=p["mass_scale"], friction=p["friction_scale"])
+        if p["payload_mass"] > 0.0:
+            if len(p["payload_com"]) != 3:
+                raise ConfigurationError(f"payload_com must be [x, y, z], got {p['payload_com']}")
+            model = model.with_payload(p["payload_mass"], com=p["payload_com"])
+        self.model = model
+        self._dt = 1.0 / p["rate"]
+        publish_rate = p["publish_rate"] or p["rate"]
+        self._steps = round(p["rate"] / publish_rate)
+        if abs(self._steps * publish_rate - p["rate"]) > 1e-9 * p["rate"]:
+            raise ConfigurationError(f"publish_rate {publish_rate} Hz must divide rate "
+                                     f"{p['rate']} Hz")
+        initial = p["initial_position"] or [0.0] * n
+        if len(initial) != n:
+            raise ConfigurationError(f"initial_position has {len(initial)} values, the chain "
+                                     f"{self.joints} has {n} joints")
+        self._initial = np.empty(n)
+        self._initial[self._order] = initial
+        self._noise = np.array([p["position_noise"], p["velocity_noise"]])
+        self._rng = np.random.default_rng(p["seed"])
+        self._timeout = p["command_timeout"]
+
+        self.q, self.qd = self._initial.copy(), np.zeros(n)
+        self.time_ns = 0  # simulated time, an integer so that it never drifts
+        self._step_ns = round(1e9 * self._dt)
+        self._tau = np.zeros(n)
+        self._command_time = None  # time.monotonic() of the last valid command
+        self._braked = True
+        self._timed_out = False
+        self.rejected = CountedWarning(self, "command rejected")
+
+        self._state = JointState(name=self.joints)
+        self._clock = Clock()
+        self._state_pub = self.create_publisher(JointState, "/joint_states", 10)
+        self._clock_pub = self.create_publisher(Clock, "/clock", 10)
+        self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command, 10)
+        self.create_service(Trigger, "~/reset", self._on_reset)
+        self.create_timer(1.0 / publish_rate, self._tick, clock=steady_clock())
+        self.get_logger().info(
+            f"simulating {model.name} ({n} joints) at {p['rate']:g} Hz, publishing at "
+            f"{publish_rate:g} Hz; braked until the first command on {p['command_topic']}")
+
+    def _on_command(self, msg: Float64MultiArray):
+        tau = np.asarray(msg.data, dtype=float)
+        if tau.shape != (self.model.dof,) or not np.all(np.isfinite(tau)):
+            return self.rejected(f"command must be {self.model.dof} finite efforts in joints "
+                                 f"order {self.joints}, got {tau.tolist()}")
+        self._tau[self._order] = tau
+        self._command_time = time.monotonic()
+        if self._braked or self._timed_out:
+            self.get_logger().info("commands arriving: the arm moves")
+        self._braked = self._timed_out = False
+
+    def _on_reset(self, request, response):
+        self.q, self.qd = self._initial.copy(), np.zeros(self.model.dof)
+        self._braked = True
+        response.success = True
+        response.message = ("back at initial_position, at rest, braked until the next command; "
+                            "simulated time continues")
+        return response
+
+    def _tick(self):
+        if not self._braked:
+            if time.monotonic() - self._command_time > self._timeout and not self._timed_out:
+                self._timed_out = True
+                self._tau[:] = 0.0
+                self.get_logger().warning(f"no command for {self._timeout} s: zero effort")
+            q, qd = self.q, self.qd
+            for _ in range(self._steps):
+                q, qd = rk4_step(self.model, q, qd, self._tau, self._dt)
+            self.q, self.qd = q, qd
+        self.time_ns += self._steps * self._step_ns
+        self._publish()
+
+    def _publish(self):
+        sec, nanosec = divmod(self.time_ns, 1_000_000_000)
+        self._clock.clock.sec = self._state.header.stamp.sec = sec
+        self._clock.clock.nanosec = self._state.header.stamp.nanosec = nanosec
+        self._clock_pub.publish(self._clock)
+        q, qd = self.q, self.qd
+        if self._noise.any():
+            q = q + self._rng.normal(0.0, self._noise[0], q.size)
+            qd = qd + self._rng.normal(0.0, self._noise[1], qd.size)
+        o = self._order
+        s = self._state
+        s.position = array.array("d", q[o].tobytes())
+        s.velocity = array.array("d", qd[o].tobytes())
+        s.effort = array.array("d", self._tau[o].tobytes())
+        self._state_pub.publish(s)
+
+
+def main(args=None):
+    raise SystemExit(spin(ArmSimulator, args))
+
+
+if __name__ == "__main__":
+    main()
