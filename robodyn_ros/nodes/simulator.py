@@ -6,6 +6,11 @@ it), then publishes ``/clock`` and the stamped ``/joint_states``. Simulated time
 the integrated steps, so a late tick slows the simulation instead of skewing it: run the other
 nodes with ``use_sim_time:=true``. Until the first command (and after ``~/reset``) the brakes hold
 the arm where it is; after ``command_timeout`` without a command the effort is zero.
+
+With ``lockstep`` a tick integrates only once a command has arrived since the last published
+state (the controller's answer to it): a late answer then delays the simulation instead of
+being replaced by the previous command, so the loop is the sampled-data loop on paper whatever
+the load on the machine. It expects one command per state (the controller's ``rate: 0``).
 """
 from __future__ import annotations
 
@@ -50,6 +55,8 @@ PARAMS = (
     Param("velocity_noise", 0.0, "standard deviation of the measured velocities",
           range=(0.0, 10.0), read_only=True),
     Param("seed", 0, "seed of the measurement noise", range=(0, 2**31 - 1), read_only=True),
+    Param("lockstep", False, "advance only after a command answered the last state (see the "
+          "module docstring); the simulation then runs at most in real time", read_only=True),
     Param("command_timeout", 0.1, "seconds (wall time) without a command after which the effort "
           "is zero", range=(0.001, 60.0), read_only=True),
 )
@@ -85,6 +92,9 @@ class ArmSimulator(Node):
         self._noise = np.array([p["position_noise"], p["velocity_noise"]])
         self._rng = np.random.default_rng(p["seed"])
         self._timeout = p["command_timeout"]
+        self._lockstep = p["lockstep"]
+        self._answered = False  # a command arrived since the last published state
+        self._deferred = False  # lockstep: a tick is waiting for the answer
 
         self.q, self.qd = self._initial.copy(), np.zeros(n)
         self.time_ns = 0  # simulated time, an integer so that it never drifts
@@ -113,9 +123,13 @@ class ArmSimulator(Node):
                                  f"order {self.joints}, got {tau.tolist()}")
         self._tau[self._order] = tau
         self._command_time = time.monotonic()
+        self._answered = True
         if self._braked or self._timed_out:
             self.get_logger().info("commands arriving: the arm moves")
         self._braked = self._timed_out = False
+        if self._deferred:  # lockstep: a tick waited for this answer; at most one step per tick
+            self._integrate()
+            self._advance_time()
 
     def _on_reset(self, request, response):
         self.q, self.qd = self._initial.copy(), np.zeros(self.model.dof)
@@ -127,15 +141,26 @@ class ArmSimulator(Node):
 
     def _tick(self):
         if not self._braked:
-            if time.monotonic() - self._command_time > self._timeout and not self._timed_out:
-                self._timed_out = True
-                self._tau[:] = 0.0
-                self.get_logger().warning(f"no command for {self._timeout} s: zero effort")
-            q, qd = self.q, self.qd
-            for _ in range(self._steps):
-                q, qd = rk4_step(self.model, q, qd, self._tau, self._dt)
-            self.q, self.qd = q, qd
+            if time.monotonic() - self._command_time > self._timeout:
+                if not self._timed_out:
+                    self._timed_out = True
+                    self._tau[:] = 0.0
+                    self.get_logger().warning(f"no command for {self._timeout} s: zero effort")
+            elif self._lockstep and not self._answered:
+                self._deferred = True  # the answer will make this tick's step
+                return
+            self._integrate()
+        self._advance_time()
+
+    def _integrate(self):
+        q, qd = self.q, self.qd
+        for _ in range(self._steps):
+            q, qd = rk4_step(self.model, q, qd, self._tau, self._dt)
+        self.q, self.qd = q, qd
+
+    def _advance_time(self):
         self.time_ns += self._steps * self._step_ns
+        self._answered = self._deferred = False
         self._publish()
 
     def _publish(self):

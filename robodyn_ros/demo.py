@@ -1,0 +1,308 @@
+"""``robodyn-ros demo``: the PUMA 560 computed-torque experiment of 004 §5 over real DDS.
+
+Three processes per run, started without the launch system: ``arm_simulator`` and
+``computed_torque_controller`` (each ``python -m`` of its node module, so each has its own
+interpreter and GIL and every state and command crosses DDS on loopback, as it would between a
+robot driver and a controller) and this process, which publishes the trajectory and records the
+joint states.
+
+The experiment (004 §5): Kp = 100, Kv = 20 on every joint, from (90, 0, 90, 0, 0, 0)° to
+(45, 30, 0, 45, 60, 90)°; the paper samples every 0.01 s and reports errors below one 12-bit A/D
+step, 4.26e-4 rad. It states neither the duration nor the profile of the motion; we use a
+quintic rest-to-rest in joint space over 3 s (``--duration``), which is what the controller's
+trajectory sampler makes of one JointTrajectory point with zero velocity and acceleration.
+The arm model is 004's: rigid bodies plus the motor armature (Jm G²), no friction — the PUMA
+data set's Coulomb friction is switched off in the simulator and in the controller alike.
+
+Sampling: the simulator integrates RK4 at 1 kHz and publishes the state at the controller's
+rate; the controller answers each state with one command (``rate: 0``), which the simulator
+holds until its next sample — read, compute, write, as a ros2_control loop does, and the zero-
+order hold of the paper. The simulator's clock (/clock) is the time base of every node and the
+simulator runs step-locked (``lockstep``): it integrates the next period only once the command
+answering the last state has arrived. A late answer (this is a 2-core machine running three
+Python processes at 1 kHz) then slows the run down instead of silently applying the previous
+command for one more period, which would add a loop delay the paper's setting does not have.
+The real-time factor of each run is printed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+BOUND = 4.26e-4  # rad: one step of a 12-bit A/D converter (004 §5)
+Q_START = (90.0, 0.0, 90.0, 0.0, 0.0, 0.0)  # degrees
+Q_GOAL = (45.0, 30.0, 0.0, 45.0, 60.0, 90.0)
+KP, KV = 100.0, 20.0
+LEAD_IN = 0.5   # s of simulated time between sending the trajectory and its start
+SETTLE = 1.0    # s recorded after the motion ends
+STARTUP_TIMEOUT = 60.0  # s (wall) for the nodes to come up
+CONTROLLER = "computed_torque_controller"
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="robodyn-ros demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rates", type=float, nargs="+", default=[1000.0, 100.0],
+                        metavar="HZ", help="controller rates to run (default: 1000 100); each "
+                        "must divide the simulator's 1000 Hz")
+    parser.add_argument("--payload", type=float, default=0.0, metavar="KG",
+                        help="also run every rate with an unmodelled payload of KG at the tip")
+    parser.add_argument("--duration", type=float, default=3.0, metavar="S",
+                        help="duration of the quintic motion (default 3 s)")
+    parser.add_argument("--plot", default="puma560_tracking_error.png", metavar="FILE",
+                        help="error plot (PNG; '' = none)")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--urdf", metavar="FILE", help="robot description (default: the "
+                        "package's urdf/puma560.urdf)")
+    args = parser.parse_args(argv)
+    for rate in args.rates:
+        if rate <= 0 or abs(1000.0 / rate - round(1000.0 / rate)) > 1e-9:
+            parser.error(f"rate {rate:g} Hz does not divide the simulator's 1000 Hz")
+    if args.payload < 0 or args.duration <= 0:
+        parser.error("--payload must be >= 0 and --duration > 0")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    # DDS stays on loopback unless the user chose otherwise; set before rclpy is imported
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    if args.urdf:
+        urdf = Path(args.urdf).resolve()
+    else:
+        from robodyn_ros.resources import find_share_file
+        urdf = find_share_file("urdf/puma560.urdf")
+    runs = [(rate, payload) for payload in ([0.0, args.payload] if args.payload else [0.0])
+            for rate in args.rates]
+    print(f"PUMA 560 computed-torque control, 004 §5: Kp = {KP:g}, Kv = {KV:g}, "
+          f"{_degrees(Q_START)} -> {_degrees(Q_GOAL)} deg, quintic over {args.duration:g} s\n"
+          f"simulator, controller and this recorder in separate processes over DDS "
+          f"(ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}, "
+          f"discovery {os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']})")
+    started = time.monotonic()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="robodyn_demo_") as logs:
+        import rclpy
+        rclpy.init()
+        try:
+            for rate, payload in runs:
+                results.append(run_once(urdf, rate, payload, args.duration, Path(logs)))
+        finally:
+            rclpy.try_shutdown()
+    wall = time.monotonic() - started
+    print_table(results)
+    print(f"wall time {wall:.1f} s")
+    if args.plot:
+        plot(results, args.plot)
+        print(f"plot: {args.plot}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            {"bound_rad": BOUND, "kp": KP, "kv": KV, "start_deg": Q_START, "goal_deg": Q_GOAL,
+             "duration_s": args.duration, "wall_time_s": wall,
+             "runs": [{k: v for k, v in r.items() if k not in ("t", "error")} for r in results]},
+            indent=2))
+        print(f"results: {args.json}")
+    nominal_ok = all(r["below_bound"] for r in results if r["payload_kg"] == 0.0)
+    return 0 if nominal_ok else 1
+
+
+def _degrees(values):
+    return "(" + ", ".join(f"{v:g}" for v in values) + ")"
+
+
+def _label(rate, payload):
+    name = f"{rate / 1000:g} kHz" if rate >= 1000 else f"{rate:g} Hz"
+    return name + (f" +{payload:g} kg" if payload else "")
+
+
+class _Processes:
+    """The node processes of one run, stopped with SIGINT (their clean shutdown) on exit."""
+
+    def __init__(self, logs: Path):
+        self._logs = logs
+        self._procs = []
+
+    def start(self, name, module, params):
+        ros_args = [a for key, value in params.items() for a in ("-p", f"{key}:={value}")]
+        log = open(self._logs / f"{name}.log", "w")
+        cmd = [sys.executable, "-m", module, "--ros-args", "-r", f"__node:={name}", *ros_args]
+        self._procs.append((name, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT),
+                            log))
+
+    def check(self):
+        for name, proc, _ in self._procs:
+            if proc.poll() is not None:
+                text = (self._logs / f"{name}.log").read_text()
+                raise RuntimeError(f"{name} exited with status {proc.returncode}:\n{text}")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for _, proc, _ in self._procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for _, proc, log in self._procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            log.close()
+
+
+def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Path) -> dict:
+    from rclpy.experimental import EventsExecutor
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from robodyn_ros.control import JointTrajectory as Trajectory
+    from robodyn_ros.control import TrajectorySampler
+
+    label = _label(rate, payload)
+    q_start, q_goal = np.radians(Q_START), np.radians(Q_GOAL)
+    started = time.monotonic()
+    with _Processes(logs) as procs:
+        procs.start("arm_simulator", "robodyn_ros.nodes.simulator", {
+            "urdf_file": urdf, "rate": 1000.0, "publish_rate": float(rate),
+            "initial_position": _list(q_start), "payload_mass": float(payload),
+            "friction_scale": 0.0, "lockstep": "true", "command_timeout": 0.5})
+        procs.start(CONTROLLER, "robodyn_ros.nodes.controller", {
+            "urdf_file": urdf, "use_sim_time": "true", "control_law": "computed_torque",
+            "kp": KP, "kd": KV, "friction": "false", "rate": 0.0, "state_timeout": 0.5})
+
+        node = Node("puma560_demo", parameter_overrides=[Parameter("use_sim_time", value=True)])
+        executor = EventsExecutor()
+        executor.add_node(node)
+        states, commands = [], [0]
+        node.create_subscription(
+            JointState, "/joint_states",
+            lambda m: states.append((m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec,
+                                     list(m.name), np.array(m.position))), 100)
+        node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                 lambda m: commands.__setitem__(0, commands[0] + 1), 100)
+        trajectory_pub = node.create_publisher(JointTrajectory,
+                                               f"/{CONTROLLER}/joint_trajectory", 10)
+        try:
+            # the controller holds the start once it answers states; then send the motion
+            _spin_until(executor, procs, lambda: commands[0] > 10 and states
+                        and trajectory_pub.get_subscription_count() > 0, STARTUP_TIMEOUT,
+                        f"{label}: waiting for the simulator and the controller")
+            joints = states[-1][1]
+            start = states[-1][0] + LEAD_IN
+            end = start + duration + SETTLE
+            msg = JointTrajectory(joint_names=joints, points=[JointTrajectoryPoint(
+                positions=q_goal.tolist(), velocities=[0.0] * 6, accelerations=[0.0] * 6)])
+            msg.points[0].time_from_start.sec = int(duration)
+            msg.points[0].time_from_start.nanosec = int(round((duration % 1.0) * 1e9))
+            msg.header.stamp.sec = int(start)
+            msg.header.stamp.nanosec = int(round((start % 1.0) * 1e9))
+            trajectory_pub.publish(msg)
+            first = len(states)
+            first_wall = time.monotonic()
+            last_print = 0.0
+
+            def progress():
+                nonlocal last_print
+                now = time.monotonic()
+                if now - last_print > 0.5:
+                    last_print = now
+                    t = states[-1][0] - start
+                    print(f"\r  {label:>16s}: t = {max(t, -LEAD_IN):5.2f} / "
+                          f"{duration + SETTLE:.2f} s", end="", flush=True)
+                return states[-1][0] >= end
+
+            _spin_until(executor, procs, progress, 10 * (duration + SETTLE + LEAD_IN) + 30,
+                        f"{label}: the run")
+            realtime = (states[-1][0] - states[first][0]) / (time.monotonic() - first_wall)
+        finally:
+            node.destroy_node()
+    # the same reference as the controller's: its sampler, holding the start, then the motion
+    sampler = TrajectorySampler(joints, q_start, time=0.0)
+    sampler.set_trajectory(Trajectory(joints, [duration], [q_goal], [np.zeros(6)],
+                                      [np.zeros(6)]), now=states[first][0], start_time=start)
+    recorded = [(t, q) for t, _, q in states[first:] if t <= end]
+    t = np.array([s for s, _ in recorded])
+    error = np.array([sampler.sample(s)[0] for s in t]) - np.array([q for _, q in recorded])
+    max_error = np.abs(error).max(axis=0)
+    steps = np.diff(t)
+    wall = time.monotonic() - started
+    print(f"\r  {label:>16s}: done, {len(t)} samples, max |e| = {max_error.max():.2e} rad, "
+          f"real-time factor {realtime:.2f}, {wall:.1f} s wall")
+    return {"label": label, "rate_hz": rate, "payload_kg": payload, "joints": joints,
+            "max_error_rad": dict(zip(joints, max_error.tolist())),
+            "below_bound": bool(np.all(max_error < BOUND)), "samples": len(t),
+            "missing_samples": int(np.sum(np.round(steps * rate) - 1)), "wall_s": wall,
+            "realtime_factor": realtime,
+            "t": t - start, "error": error}
+
+
+def _spin_until(executor, procs, done, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not done():
+        procs.check()
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: nothing after {timeout:g} s")
+        executor.spin_once(timeout_sec=0.05)
+
+
+def _list(values):
+    return "[" + ", ".join(repr(float(v)) for v in values) + "]"
+
+
+def print_table(results):
+    joints = results[0]["joints"]
+    width = max(14, *(len(r["label"]) + 2 for r in results))
+    print(f"\nmax |q_d - q| per joint (rad); bound {BOUND:.2e} rad = one 12-bit A/D step (004)")
+    print(f"{'joint':8s}" + "".join(f"{r['label']:>{width}s}" for r in results))
+    for j in joints:
+        cells = []
+        for r in results:
+            e = r["max_error_rad"][j]
+            cells.append(f"{e:.2e} {'ok' if e < BOUND else '>!'}".rjust(width))
+        print(f"{j:8s}" + "".join(cells))
+    print(f"{'all ok':8s}" + "".join(f"{'yes' if r['below_bound'] else 'NO':>{width}s}"
+                                     for r in results))
+
+
+def plot(results, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    joints = results[0]["joints"]
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7), sharex=True)
+    for j, (name, ax) in enumerate(zip(joints, axes.flat)):
+        for r in results:
+            ax.plot(r["t"], r["error"][:, j], label=r["label"], lw=1.0)
+        for sign in (1, -1):
+            ax.axhline(sign * BOUND, color="k", ls="--", lw=0.8)
+        if any(r["payload_kg"] for r in results):
+            ax.set_yscale("symlog", linthresh=BOUND / 10)
+        ax.set_title(f"{name} (bound ±{BOUND:.2e} rad, dashed)")
+        ax.set_ylabel("q_d - q (rad)")
+        ax.grid(True, lw=0.3)
+    for ax in axes[-1]:
+        ax.set_xlabel("t (s) from the start of the motion")
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle("PUMA 560, computed-torque control (004 §5, cf. Figs 3-8): position error")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
