@@ -125,7 +125,7 @@ class ComputedTorqueController(Node):
 
         self._command_pub = self.create_publisher(Float64MultiArray, p["command_topic"], 10)
         self._state_pub = self.create_publisher(JointTrajectoryMsg, "~/state", 10)
-        self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
+        self.create_subscription(JointState, "joint_states", self._on_joint_state, 10)
         self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, 10)
         self.create_subscription(JointTrajectoryPoint, "~/reference", self._on_reference, 10)
         self.create_service(SetBool, "~/enable", self._on_enable)

@@ -107,7 +107,7 @@ class ArmSimulator(Node):
 
         self._state = JointState(name=self.joints)
         self._clock = Clock()
-        self._state_pub = self.create_publisher(JointState, "/joint_states", 10)
+        self._state_pub = self.create_publisher(JointState, "joint_states", 10)
         self._clock_pub = self.create_publisher(Clock, "/clock", 10)
         self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command, 10)
         self.create_service(Trigger, "~/reset", self._on_reset)

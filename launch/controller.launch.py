@@ -1,0 +1,37 @@
+"""computed_torque_controller alone, for a real arm or a simulator that publishes /joint_states
+and takes efforts on /effort_controller/commands (ros2_control's forward-command controller).
+
+    ros2 launch robodyn_ros controller.launch.py urdf_file:=/path/to/robot.urdf \
+        params_file:=/path/to/my_controller.yaml use_sim_time:=false
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    share = FindPackageShare("robodyn_ros")
+    return LaunchDescription([
+        DeclareLaunchArgument("urdf_file",
+                              default_value=PathJoinSubstitution([share, "urdf", "puma560.urdf"]),
+                              description="URDF of the controlled arm"),
+        DeclareLaunchArgument("params_file",
+                              default_value=PathJoinSubstitution(
+                                  [share, "config", "computed_torque_controller.yaml"]),
+                              description="parameter YAML of the controller"),
+        DeclareLaunchArgument("use_sim_time", default_value="false",
+                              description="true with Gazebo or arm_simulator (/clock)"),
+        Node(
+            package="robodyn_ros",
+            executable="computed_torque_controller",
+            name="computed_torque_controller",
+            output="screen",
+            parameters=[LaunchConfiguration("params_file"),
+                        {"urdf_file": LaunchConfiguration("urdf_file"),
+                         "use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"),
+                                                        value_type=bool)}],
+        ),
+    ])

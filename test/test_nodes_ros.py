@@ -1,0 +1,391 @@
+"""computed_torque_controller and arm_simulator with real rclpy: messages, services and parameter
+requests go through DDS on loopback (conftest.py sets the discovery range and a domain id).
+
+Each test runs its nodes in a namespace of its own, so that nothing left in flight by one test
+reaches the next. Waits have generous deadlines; nothing asserts how fast something happened.
+"""
+import itertools
+import time
+import warnings
+
+import numpy as np
+import pytest
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.experimental import EventsExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robodyn_ros.dynamics import RobotModel
+from robodyn_ros.nodes.common import ConfigurationError
+from robodyn_ros.nodes.controller import ComputedTorqueController
+from robodyn_ros.nodes.simulator import ArmSimulator
+from robodyn_ros.resources import find_share_file
+
+URDF = str(find_share_file("urdf/puma560.urdf"))
+JOINTS = [f"joint_{i}" for i in range(1, 7)]
+Q0 = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
+WAIT = 15.0  # s: generous deadline for anything to arrive on a loaded 2-core machine
+_namespaces = (f"/t{i}" for i in itertools.count())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ros():
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+@pytest.fixture(scope="module")
+def model():
+    with warnings.catch_warnings():  # the PUMA data's link-3 inertia is not physical
+        warnings.simplefilter("ignore")
+        return RobotModel.from_urdf(URDF)
+
+
+class Rig:
+    """Nodes under test plus a probe node in one namespace, on one EventsExecutor."""
+
+    def __init__(self):
+        self.ns = next(_namespaces)
+        self.executor = EventsExecutor()
+        self.nodes = []
+        self.probe = self.add(Node("probe", namespace=self.ns))
+        self.commands = []
+        self.states = []
+        self.probe.create_subscription(Float64MultiArray, f"{self.ns}/commands",
+                                       lambda m: self.commands.append(np.array(m.data)), 100)
+        self.probe.create_subscription(JointTrajectory, f"{self.ns}/computed_torque_controller/state",
+                                       self.states.append, 100)
+        self.joint_states = self.probe.create_publisher(JointState, "joint_states", 10)
+
+    def add(self, node):
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def controller(self, **params):
+        params = {"urdf_file": URDF, "command_topic": f"{self.ns}/commands", **params}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self.add(ComputedTorqueController(namespace=self.ns, parameter_overrides=[
+                Parameter(k, value=v) for k, v in params.items()]))
+
+    def simulator(self, **params):
+        params = {"urdf_file": URDF, "command_topic": f"{self.ns}/commands",
+                  "initial_position": Q0.tolist(), **params}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self.add(ArmSimulator(namespace=self.ns, parameter_overrides=[
+                Parameter(k, value=v) for k, v in params.items()]))
+
+    def spin_until(self, condition, timeout=WAIT, what="condition"):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def spin_for(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def publish_state(self, q, qd=None, names=JOINTS, stamp_now=True):
+        msg = JointState(name=list(names), position=list(map(float, q)),
+                         velocity=list(map(float, np.zeros(len(q)) if qd is None else qd)))
+        if stamp_now:
+            msg.header.stamp = self.probe.get_clock().now().to_msg()
+        self.joint_states.publish(msg)
+
+    def next_command(self, what="a command"):
+        count = len(self.commands)
+        self.spin_until(lambda: len(self.commands) > count, what=what)
+        return self.commands[-1]
+
+    def call(self, srv_type, name, request):
+        client = self.probe.create_client(srv_type, f"{self.ns}/{name}")
+        self.spin_until(lambda: client.service_is_ready(), what=f"service {name}")
+        future = client.call_async(request)
+        self.spin_until(future.done, what=f"response of {name}")
+        return future.result()
+
+    def close(self):
+        for node in self.nodes:
+            self.executor.remove_node(node)
+            node.destroy_node()
+        self.executor.shutdown()
+
+
+@pytest.fixture
+def rig():
+    r = Rig()
+    yield r
+    r.close()
+
+
+def _wait_for_subscriber(rig, publisher):
+    rig.spin_until(lambda: publisher.get_subscription_count() > 0, what="discovery")
+
+
+# ---------------------------------------------------------------------------- closed loop
+def test_closed_loop_holds_the_start_then_converges_on_sim_time(rig):
+    sim = rig.simulator(friction_scale=0.0, publish_rate=250.0, lockstep=True,
+                        command_timeout=1.0)
+    rig.controller(use_sim_time=True, friction=False, state_timeout=1.0)
+    rig.spin_until(lambda: sim.time_ns > 0.3e9 and len(rig.commands) > 20, what="the loop")
+    # no trajectory: the controller holds where the arm started
+    assert np.abs(sim.q - Q0).max() < 1e-6
+    goal = Q0 + np.radians([-10.0, 10.0, -20.0, 15.0, 20.0, 30.0])
+    pub = rig.probe.create_publisher(JointTrajectory,
+                                     f"{rig.ns}/computed_torque_controller/joint_trajectory", 10)
+    _wait_for_subscriber(rig, pub)
+    point = JointTrajectoryPoint(positions=goal.tolist(), velocities=[0.0] * 6,
+                                 accelerations=[0.0] * 6)
+    point.time_from_start.nanosec = 500_000_000
+    pub.publish(JointTrajectory(joint_names=JOINTS, points=[point]))  # stamp 0: start now
+    rig.spin_until(lambda: np.abs(sim.q - goal).max() < 1e-4 and np.abs(sim.qd).max() < 1e-3,
+                   timeout=60.0, what="convergence on the goal")
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_bad_joint_states_are_rejected_and_a_safe_command_follows(rig, model):
+    ctl = rig.controller(state_timeout=0.2)
+    q = Q0 + 0.1
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    extra = JointState(name=JOINTS + ["gripper"], position=[*q.tolist(), np.nan],
+                       velocity=[0.0] * 7)
+    rig.joint_states.publish(extra)  # an extra joint, even a NaN one, is ignored
+    first = rig.next_command("a command for the valid state")
+    assert np.all(np.isfinite(first))
+    assert ctl.rejected.count == 0
+
+    bad = [
+        JointState(name=JOINTS, position=[np.nan, *q[1:]], velocity=[0.0] * 6),
+        JointState(name=JOINTS[:5], position=q[:5].tolist(), velocity=[0.0] * 5),
+        JointState(name=JOINTS, position=q.tolist(), velocity=[0.0] * 5),
+        JointState(name=JOINTS, position=q.tolist(), velocity=[]),
+    ]
+    for msg in bad:
+        rig.joint_states.publish(msg)
+    rig.spin_until(lambda: ctl.rejected.count >= len(bad), what="the rejections")
+    assert ctl.rejected.count == len(bad)
+    assert "0 velocities" in ctl.rejected.last_reason
+    # still running: the last valid state goes stale and gravity holds it
+    command = rig.next_command("the on_timeout command")
+    np.testing.assert_allclose(command, model.gravity_torques(q), rtol=1e-9, atol=1e-9)
+
+
+def test_stale_state_gives_the_on_timeout_command_within_the_timeout(rig, model):
+    timeout = 0.2
+    ctl = rig.controller(state_timeout=timeout, on_timeout="zero")
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    rig.publish_state(Q0)
+    rig.next_command()
+    sent = time.monotonic()
+    rig.spin_until(lambda: len(rig.commands) > 1 and not rig.commands[-1].any(),
+                   timeout=timeout * 1.25 + WAIT, what="zero effort after the timeout")
+    waited = time.monotonic() - sent
+    assert waited > timeout  # never before the state is actually stale
+    # hold_gravity, changed at run time, holds the last valid state
+    assert ctl.set_parameters([Parameter("on_timeout", value="hold_gravity")])[0].successful
+    rig.spin_until(lambda: np.allclose(rig.commands[-1], model.gravity_torques(Q0)),
+                   what="gravity hold")
+
+
+def test_diagnostics_report_rate_timing_rejections_and_staleness(rig):
+    reports = []
+    rig.probe.create_subscription(DiagnosticArray, "/diagnostics", reports.append, 10)
+    rig.controller(diagnostic_period=0.2, state_timeout=0.1)
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    rig.publish_state(Q0)
+    rig.publish_state([np.inf] * 6)
+    rig.next_command()
+
+    def ours():
+        return [s for r in reports for s in r.status if f"{rig.ns}/computed_torque_controller"
+                in s.name]
+    rig.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR for s in ours()),
+                   what="a stale-state report")
+    values = {kv.key: kv.value for kv in ours()[-1].values}
+    for key in ("achieved rate (Hz)", "compute time (us) max", "cycle time (us) mean",
+                "latency state stamp to command (ms) max", "saturations (total)",
+                "rejected inputs (total)", "stale state"):
+        assert key in values
+    assert values["rejected inputs (total)"] == "1" and values["stale state"] == "True"
+
+
+# ---------------------------------------------------------------------------- services
+def test_enable_and_hold_services(rig, model):
+    ctl = rig.controller(kp=100.0, kd=20.0, friction=False)
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    rig.publish_state(Q0)
+    rig.next_command()
+    q = Q0 + 0.05  # the arm moved away from the held start
+    qd = np.full(6, 0.1)
+
+    response = rig.call(SetBool, "computed_torque_controller/enable", SetBool.Request(data=False))
+    assert response.success and "gravity" in response.message
+    rig.publish_state(q, qd)
+    np.testing.assert_allclose(rig.next_command(), model.gravity_torques(q), atol=1e-9)
+
+    assert rig.call(SetBool, "computed_torque_controller/enable",
+                    SetBool.Request(data=True)).success
+    # re-enabled: it holds where the arm is, so the command is the law's at zero error
+    rig.publish_state(q, np.zeros(6))
+    np.testing.assert_allclose(rig.next_command(), model.gravity_torques(q), atol=1e-9)
+
+    q2 = q + 0.02
+    rig.publish_state(q2)
+    rig.next_command()
+    response = rig.call(Trigger, "computed_torque_controller/hold", Trigger.Request())
+    assert response.success
+    rig.publish_state(q2)
+    rig.spin_until(lambda: rig.states and np.allclose(rig.states[-1].points[0].positions, q2),
+                   what="~/state with the held position as reference")
+    np.testing.assert_allclose(rig.states[-1].points[2].positions, 0.0, atol=1e-12)  # error
+    assert ctl.rejected.count == 0
+
+
+def test_reference_point_is_followed_in_joints_order(rig, model):
+    order = JOINTS[::-1]
+    rig.controller(joints=order, friction=False)
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    rig.publish_state(Q0)
+    rig.next_command()
+    pub = rig.probe.create_publisher(JointTrajectoryPoint,
+                                     f"{rig.ns}/computed_torque_controller/reference", 10)
+    _wait_for_subscriber(rig, pub)
+    target = Q0 + np.arange(6) * 0.01
+    pub.publish(JointTrajectoryPoint(positions=target[::-1].tolist()))
+    expected = model.inverse_dynamics(Q0, np.zeros(6), 100.0 * (target - Q0), friction=False)
+    for _ in range(50):  # one command per state: cycle until the reference has arrived
+        count = len(rig.states)
+        rig.publish_state(Q0)
+        command = rig.next_command()
+        rig.spin_until(lambda: len(rig.states) > count, what="~/state")
+        if np.allclose(rig.states[-1].points[0].positions, target[::-1]):
+            break
+    np.testing.assert_allclose(command, expected[::-1], rtol=1e-9)
+
+
+# ---------------------------------------------------------------------------- parameters
+def test_parameter_changes_are_validated(rig, model):
+    ctl = rig.controller(friction=False)
+    ok = ctl.set_parameters([Parameter("kp", value=[50.0, 60.0, 70.0, 80.0, 90.0, 100.0])])
+    assert ok[0].successful
+    assert ctl._law.params["kp"] == [50.0, 60.0, 70.0, 80.0, 90.0, 100.0]
+
+    refused = ctl.set_parameters([Parameter("kp", value=-1.0)])[0]
+    assert not refused.successful and "kp" in refused.reason and "> 0" in refused.reason
+    refused = ctl.set_parameters([Parameter("control_law", value="no_such_law")])[0]
+    assert not refused.successful and "computed_torque" in refused.reason  # lists the known
+    refused = ctl.set_parameters([Parameter("on_timeout", value="explode")])[0]
+    assert not refused.successful and "hold_gravity" in refused.reason
+    refused = ctl.set_parameters([Parameter("effort_limits", value=[1.0, 2.0])])[0]
+    assert not refused.successful and "effort_limits" in refused.reason
+    refused = ctl.set_parameters([Parameter("rate", value=50.0)])[0]
+    assert not refused.successful  # read-only
+    assert ctl.get_parameter("control_law").value == "computed_torque"
+
+    # the same through the node's real set_parameters service
+    value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="pd_gravity")
+    response = rig.call(SetParameters, "computed_torque_controller/set_parameters",
+                        SetParameters.Request(parameters=[ParameterMsg(name="control_law",
+                                                                       value=value)]))
+    assert response.results[0].successful
+    assert type(ctl._law).__name__ == "PDGravity"
+    value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=float("nan"))
+    response = rig.call(SetParameters, "computed_torque_controller/set_parameters",
+                        SetParameters.Request(parameters=[ParameterMsg(name="kd", value=value)]))
+    assert not response.results[0].successful and "NaN" in response.results[0].reason
+
+
+def test_a_law_registered_by_another_distribution_is_loaded_by_name(rig, tmp_path, monkeypatch):
+    (tmp_path / "robodyn_test_law.py").write_text(
+        "import numpy as np\n"
+        "from robodyn_ros.control import ControlLaw\n\n"
+        "class ConstantLaw(ControlLaw):\n"
+        "    parameters = {'kp': 'the constant effort'}\n"
+        "    def _configure(self, params):\n"
+        "        self.value = float(params['kp'])\n"
+        "    def compute(self, q, qd, q_des, qd_des, qdd_des, dt):\n"
+        "        return np.full(self.dof, self.value)\n")
+    info = tmp_path / "robodyn_test_law-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: robodyn-test-law\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[robodyn_ros.control_laws]\nconstant_test = robodyn_test_law:ConstantLaw\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    ctl = rig.controller(kp=1.5, effort_limits=[100.0] * 6)
+    assert ctl.set_parameters([Parameter("control_law", value="constant_test")])[0].successful
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    rig.publish_state(Q0)
+    np.testing.assert_array_equal(rig.next_command(), np.full(6, 1.5))
+
+
+# ---------------------------------------------------------------------------- saturation
+def test_efforts_saturate_at_the_limits_and_are_counted(rig, model):
+    limits = [5.0, 6.0, 7.0, 8.0, 9.0, 10.0]
+    ctl = rig.controller(effort_limits=limits)
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    rig.publish_state(Q0)
+    command = rig.next_command()
+    unsaturated = model.gravity_torques(Q0)
+    np.testing.assert_allclose(command, np.clip(unsaturated, -np.array(limits), limits))
+    assert np.any(np.abs(unsaturated) > limits)
+    assert ctl.saturations.count >= 1
+
+
+def test_missing_robot_description_is_a_clear_error():
+    with pytest.raises(ConfigurationError, match="robot_description.*urdf_file"):
+        ComputedTorqueController(namespace=next(_namespaces))
+
+
+# ---------------------------------------------------------------------------- simulator
+def test_simulator_brakes_until_commanded_then_zero_effort_after_timeout(rig, model):
+    sim = rig.simulator(command_timeout=0.1, friction_scale=0.0)
+    rig.spin_until(lambda: sim.time_ns > 0.2e9, what="simulated time")
+    np.testing.assert_array_equal(sim.q, Q0)  # braked: nobody commanded anything yet
+    pub = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
+    _wait_for_subscriber(rig, pub)
+    pub.publish(Float64MultiArray(data=model.gravity_torques(Q0).tolist()))
+    rig.spin_until(lambda: not sim._braked, what="the brake release")
+    rig.spin_until(lambda: sim._timed_out, what="the command timeout")
+    rig.spin_for(0.2)
+    assert np.abs(sim.q - Q0).max() > 1e-3  # no effort: the arm falls
+    assert not sim._tau.any()
+
+    response = rig.call(Trigger, "arm_simulator/reset", Trigger.Request())
+    assert response.success
+    np.testing.assert_array_equal(sim.q, Q0)
+    before = sim.time_ns
+    rig.spin_until(lambda: sim.time_ns > before, what="time after the reset")  # never backwards
+
+
+def test_simulator_stamps_state_with_its_clock_and_adds_seeded_noise(rig):
+    received = []
+    rig.probe.create_subscription(JointState, "joint_states", received.append, 100)
+    sim = rig.simulator(position_noise=1e-3, seed=7, publish_rate=100.0)
+    rig.spin_until(lambda: len(received) >= 5, what="joint states")
+    stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in received]
+    np.testing.assert_allclose(np.diff(stamps), 0.01, atol=1e-9)  # 10 RK4 steps per state
+    noise = np.array([m.position for m in received]) - Q0
+    assert 1e-5 < np.abs(noise).max() < 1e-2
+    expected = np.random.default_rng(7).normal(0.0, 1e-3, 6)
+    np.testing.assert_allclose(noise[0], expected, atol=1e-12)
+    assert received[0].name == JOINTS and sim.joints == JOINTS
+
+
+def test_simulator_payload_is_a_model_mismatch(rig, model):
+    sim = rig.simulator(payload_mass=2.0)
+    assert sim.model.links[-1].mass == pytest.approx(model.links[-1].mass + 2.0)
+    assert not np.allclose(sim.model.gravity_torques(Q0), model.gravity_torques(Q0))
