@@ -114,6 +114,7 @@ class ComputedTorqueController(Node):
         self._command_buffer = array.array("d", bytes(8 * n))
         self._command_view = np.frombuffer(self._command_buffer)
         self._saturated = np.empty(n)
+        self._state_listened = True  # refreshed with every diagnostics report
         self._state_msg = JointTrajectoryMsg(joint_names=self.joints, points=[
             JointTrajectoryPoint() for _ in range(4)])  # reference, feedback, error, output
 
@@ -337,6 +338,8 @@ class ComputedTorqueController(Node):
         self._command_pub.publish(self._command)
 
     def _publish_state(self, q_des, qd_des, qdd_des):
+        if not self._state_listened:  # building it costs as much as the law: only for a listener
+            return
         o = self._order
         msg = self._state_msg
         msg.header.stamp.sec = int(self._last_t)
@@ -373,6 +376,7 @@ class ComputedTorqueController(Node):
 
     # ------------------------------------------------------------------ diagnostics
     def _report(self):
+        self._state_listened = self._state_pub.get_subscription_count() > 0
         now = time.monotonic()
         w, self._window = self._window, _Window()
         elapsed, self._window_start = now - self._window_start, now

@@ -1,0 +1,198 @@
+"""computed_torque_controller at 1 kHz over DDS: compute time per cycle and end-to-end latency.
+
+    python benchmarks/bench_controller.py [--duration 60] [--json FILE]
+
+The controller runs in its own process (``python -m robodyn_ros.nodes.controller``, rate 0: one
+command per joint state), as it would beside a robot driver. This process plays the driver: it
+publishes a stamped JointState every millisecond (paced on the monotonic clock, spinning the
+executor in between) and receives the commands. The controller publishes ``~/state`` right after
+each command with the state's stamp, so the k-th command answers the state stamped like the k-th
+``~/state``: latency = arrival of the command - publication of that state. A cycle is *missed*
+when its command has not arrived within one period (1 ms), or never. CPU is the controller
+process's user + system time over the run. The law's own compute time comes from
+``robodyn_ros.benchmarks.control`` (in-process, best of 7 rounds).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+PERIOD_NS = 1_000_000  # 1 kHz
+WARMUP = 2.0  # s of traffic before measuring (discovery, first-call compilation)
+
+
+def run(duration: float = 60.0, json_out: str | None = None) -> dict:
+    # DDS stays on loopback, on this process's domain, before rclpy is imported
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    from robodyn_ros.benchmarks import control
+    from robodyn_ros.benchmarks.timing import figure
+    from robodyn_ros.resources import find_share_file
+
+    law = control.run()["rows"][0]
+    urdf = find_share_file("urdf/puma560.urdf")
+    controller = subprocess.Popen(
+        [sys.executable, "-m", "robodyn_ros.nodes.controller", "--ros-args",
+         "-p", f"urdf_file:={urdf}", "-p", "rate:=0.0", "-p", "state_timeout:=0.5",
+         "-p", "friction:=false", "--log-level", "warn"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        measured = _drive(controller, duration)
+    finally:
+        controller.send_signal(signal.SIGINT)
+        try:
+            controller.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            controller.kill()
+    latency = measured.pop("latency_ms")
+    ok = latency[np.isfinite(latency)]
+    p99 = float(np.percentile(ok, 99)) if ok.size else float("inf")
+    missed = int(np.sum(~(latency <= PERIOD_NS * 1e-6)))
+    result = {
+        "robot": "PUMA 560",
+        "duration_s": duration,
+        "cycles": int(latency.size),
+        "lost": int(np.sum(~np.isfinite(latency))),
+        "missed": missed,
+        "missed_percent": 100.0 * missed / max(latency.size, 1),
+        "latency_ms": {"median": float(np.median(ok)), "p99": p99, "max": float(ok.max())},
+        **measured,
+    }
+    rows = [
+        law,
+        figure("controller node, cycle incl. publishing (us, mean of means)",
+               measured["node_cycle_us_mean"], measured["node_cycle_us_mean"]),
+        figure("end-to-end latency state -> command, median (ms)", result["latency_ms"]["median"],
+               result["latency_ms"]["median"], unit="ms"),
+        {**figure("end-to-end latency state -> command, p99 (ms)", p99, p99, unit="ms",
+                  target="< 1 ms"), "met": p99 < 1.0},
+        {**figure("missed cycles (%)", result["missed_percent"], result["missed_percent"],
+                  unit="%", target="< 1 %"), "met": result["missed_percent"] < 1.0},
+        figure("controller CPU (% of one core)", measured["controller_cpu_percent"],
+               measured["controller_cpu_percent"], unit="%"),
+    ]
+    result["rows"] = rows
+    _print(result)
+    if json_out:
+        Path(json_out).write_text(json.dumps(result, indent=2))
+    return result
+
+
+def _drive(controller, duration):
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.experimental import EventsExecutor
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory
+
+    rclpy.init()
+    node = Node("bench_joint_state_driver")
+    executor = EventsExecutor()
+    executor.add_node(node)
+    sent = {}           # state stamp (us) -> monotonic ns when published
+    answered = []       # monotonic ns of each command's arrival
+    state_stamps = []   # stamp (us) of each ~/state, in order
+    cycle_means = []    # the controller's own mean cycle time per diagnostics report
+    node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                             lambda m: answered.append(time.monotonic_ns()), 1000)
+    node.create_subscription(
+        JointTrajectory, "/computed_torque_controller/state",
+        lambda m: state_stamps.append(m.header.stamp.sec * 1_000_000
+                                      + m.header.stamp.nanosec // 1000), 1000)
+
+    def diagnostics(msg):
+        for status in msg.status:
+            if "computed_torque_controller" in status.name:
+                values = {kv.key: kv.value for kv in status.values}
+                cycle_means.append(float(values.get("cycle time (us) mean", "nan")))
+    node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics, 10)
+    publisher = node.create_publisher(JointState, "/joint_states", 10)
+    msg = JointState(name=[f"joint_{i}" for i in range(1, 7)])
+    q = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
+    try:
+        deadline = time.monotonic() + 60.0
+        while publisher.get_subscription_count() == 0:
+            if controller.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"controller did not start:\n{controller.stderr.read()}")
+            executor.spin_once(timeout_sec=0.05)
+        start = time.monotonic_ns()
+        measure_from = start + int(WARMUP * 1e9)
+        end = measure_from + int(duration * 1e9)
+        next_send = start
+        skipped = 0
+        cpu_start = None
+        while True:
+            now = time.monotonic_ns()
+            if now < next_send:
+                executor.spin_once(timeout_sec=(next_send - now) * 1e-9)
+                continue
+            if now >= end:
+                break
+            if cpu_start is None and now >= measure_from:
+                cpu_start, wall_start = _cpu_seconds(controller.pid), time.monotonic()
+                first_measured = len(sent)
+            # a slowly varying state, stamped on the wall clock the controller's node uses
+            stamp = time.time_ns()
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
+            msg.position = (q + 1e-3 * np.sin(1e-9 * now)).tolist()
+            msg.velocity = [0.0] * 6
+            publisher.publish(msg)
+            sent[stamp // 1000] = time.monotonic_ns()
+            next_send += PERIOD_NS
+            if time.monotonic_ns() > next_send + PERIOD_NS:  # the driver itself fell behind
+                skipped += (time.monotonic_ns() - next_send) // PERIOD_NS
+                next_send = time.monotonic_ns()
+        cpu = _cpu_seconds(controller.pid) - cpu_start
+        wall = time.monotonic() - wall_start
+        grace = time.monotonic() + 0.5  # let the last answers arrive
+        while time.monotonic() < grace:
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    arrival = dict(zip(state_stamps, answered))
+    stamps = list(sent)[first_measured:]
+    latency = np.array([(arrival[s] - sent[s]) * 1e-6 if s in arrival else np.inf
+                        for s in stamps])
+    return {"latency_ms": latency, "driver_skipped_periods": int(skipped),
+            "controller_cpu_percent": 100.0 * cpu / wall,
+            "node_cycle_us_mean": float(np.nanmean(cycle_means)) if cycle_means else float("nan")}
+
+
+def _cpu_seconds(pid):
+    """User + system CPU time of a process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _print(result):
+    print(f"\ncomputed_torque_controller, {result['robot']}, 1 kHz over DDS for "
+          f"{result['duration_s']:g} s ({result['cycles']} cycles)")
+    for row in result["rows"]:
+        met = {True: "  (met)", False: "  (MISSED)"}.get(row.get("met"), "")
+        target = f"  target {row['target']}" if "target" in row else ""
+        print(f"  {row['name']:58s} {row['best']:10.4g}{target}{met}")
+    print(f"  lost {result['lost']}, driver skipped periods {result['driver_skipped_periods']}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds measured (60)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    run(args.duration, args.json)
+
+
+if __name__ == "__main__":
+    main()
