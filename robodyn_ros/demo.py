@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import signal
 import subprocess
@@ -59,7 +58,7 @@ def parse_args(argv):
                         help="also run every rate with an unmodelled payload of KG at the tip")
     parser.add_argument("--duration", type=float, default=3.0, metavar="S",
                         help="duration of the quintic motion (default 3 s)")
-    parser.add_argument("--plot", default="puma560_tracking_error.png", metavar="FILE",
+    parser.add_argument("--plot", default="out/puma560_tracking_error.png", metavar="FILE",
                         help="error plot (PNG; '' = none)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--urdf", metavar="FILE", help="robot description (default: the "
@@ -75,8 +74,9 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    # DDS stays on loopback unless the user chose otherwise; set before rclpy is imported
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    # DDS stays on loopback, on a domain of this run's own, before any node starts
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
     if args.urdf:
         urdf = Path(args.urdf).resolve()
     else:
@@ -103,6 +103,7 @@ def main(argv=None) -> int:
     print_table(results)
     print(f"wall time {wall:.1f} s")
     if args.plot:
+        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         plot(results, args.plot)
         print(f"plot: {args.plot}")
     if args.json:
