@@ -35,7 +35,7 @@ setup(
     ],
     package_data={PACKAGE: ["data/*"]},
     python_requires=">=3.10",
-    install_requires=["numpy>=1.24", "pyyaml", "urdfdom-py", "numba>=0.59"],
+    install_requires=["numpy>=1.24", "pyyaml", "urdfdom-py", "numba>=0.58"],
     extras_require={
         "ros": ROS_JAZZY,
         "plot": ["matplotlib"],
