@@ -342,3 +342,76 @@ def test_near_singular_path_iii_forces_grow_with_condition_number():
     assert r.condition_number[peak] > 10 * np.median(r.condition_number)
     assert np.abs(r.forces[peak]).max() > 1e5
     assert np.argmax(np.abs(r.forces).max(axis=1)) == peak
+
+
+def test_single_pose_path_equals_batch_and_interpreted_reference():
+    """The single-pose API (caller's arrays straight into one compiled call), the batch path and the
+    same kernels run interpreted (kernel.python_kernels(): the Python source, not the compiled code)
+    agree: single and batch bit for bit, the interpreted run to rounding."""
+    from robodyn_ros.stewart import kernel
+    sp = paper_platform()
+    rng = np.random.default_rng(21)
+    states = [random_state(rng, scale=2.0) for _ in range(5)]
+    wrenches = [(20 * rng.standard_normal(3), 5 * rng.standard_normal(3)) for _ in states]
+    ns = kernel.python_kernels()
+    for printed in (False, True):
+        batch = sp.inverse_dynamics(*(np.array(x) for x in zip(*states)),
+                                    np.array([w[0] for w in wrenches]),
+                                    np.array([w[1] for w in wrenches]), printed_eq16=printed)
+        for n, (state, wrench) in enumerate(zip(states, wrenches)):
+            one = sp.inverse_dynamics(*state, *wrench, printed_eq16=printed)
+            assert isinstance(one.condition_number, float) and one.singular is False
+            for field in ("forces", "static_forces", "leg_lengths", "leg_rates",
+                          "leg_accelerations", "x", "D"):
+                assert getattr(one, field).shape == (6,)
+                assert np.array_equal(getattr(one, field), getattr(batch, field)[n]), field
+            assert one.condition_number == batch.condition_number[n]
+            pose = np.concatenate([state[0], state[1].ravel(), *state[2:], *wrench])
+            out = np.empty((kernel.OUT_ROWS, 1, 6))
+            cond = ns["inverse_dynamics_one"](sp.packed, pose, printed, out)
+            assert np.isclose(cond, one.condition_number, rtol=1e-12)
+            scale = np.abs(one.forces).max()
+            assert np.allclose(out[kernel.O_F, 0], one.forces, rtol=0, atol=1e-12 * scale)
+            assert np.allclose(out[kernel.O_F0, 0], one.static_forces, rtol=0, atol=1e-12 * scale)
+    # the other spellings of one pose take the general path and give the same numbers
+    t, R, v, w, a, al = states[0]
+    one = sp.inverse_dynamics(t, R, v, w, a, al)
+    as_lists = sp.inverse_dynamics(t.tolist(), R.tolist(), v.tolist(), w.tolist(), a.tolist(),
+                                   al.tolist(), None, [0.0, 0.0, 0.0])
+    assert np.array_equal(as_lists.forces, one.forces)
+    assert np.array_equal(sp.inverse_dynamics(t, np.asfortranarray(R), v, w, a, al).forces,
+                          one.forces)
+
+
+def test_single_pose_shape_errors_are_reported():
+    sp = paper_platform()
+    t, R, v, w, a, al = random_state(np.random.default_rng(8))
+    with pytest.raises(ValueError, match="does not match one pose"):
+        sp.inverse_dynamics(t, R, v[:2], w, a, al)
+    with pytest.raises(ValueError, match="does not match one pose"):
+        sp.inverse_dynamics(t, R, v, w, a, al, np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="rotation_matrix"):
+        sp.inverse_dynamics(t, R[:2], v, w, a, al)
+    with pytest.raises(ValueError, match="rotation_matrix"):
+        sp.inverse_dynamics(t, R.ravel(), v, w, a, al)
+
+
+@pytest.mark.parametrize("log_cond", [0, 2, 4, 6, 8, 10, 12, 15])
+def test_condition_number_near_singularity(log_cond):
+    """The compiled Jacobi against LAPACK's SVD on matrices of prescribed singular values, graded or
+    clustered: sigma_min is found to eps * sigma_max absolute, so the ratio to ~eps * cond relative
+    (a Gram-matrix eigenvalue route would lose everything beyond cond ~1e8)."""
+    from robodyn_ros.stewart import kernel
+    rng = np.random.default_rng(log_cond)
+    work = np.empty((6, 6)), np.empty(6), np.empty((3, 3))
+    for spectrum in (np.logspace(0, -log_cond, 6), [1, 1, 1, 1, 1, 10.0**-log_cond],
+                     [1, 10.0**-log_cond, 1, 10.0**-log_cond, 0.5, 0.5]):
+        for _ in range(20):
+            Q1 = np.linalg.qr(rng.standard_normal((6, 6)))[0]
+            Q2 = np.linalg.qr(rng.standard_normal((6, 6)))[0]
+            H = Q1 @ np.diag(spectrum) @ Q2
+            sv = np.linalg.svd(H, compute_uv=False)
+            expected = sv[0] / sv[-1]
+            got = kernel.condition_number(H, *work)
+            # a few eps * cond (the former update of the column norms was off by 100 % at 1e12)
+            assert abs(got / expected - 1) < 1e-14 + 2e-15 * expected, (spectrum, got, expected)

@@ -4,9 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba.core.errors import TypingError
 
 from . import kernel
-from .poses import pack_pose, pack_poses
+from .poses import pack_poses
 
 
 @dataclass
@@ -29,21 +30,39 @@ class ConstraintForces:
     prismatic_moment: np.ndarray
 
 
-@dataclass
 class InverseDynamicsResult:
     """Per-leg arrays are (6,) for one pose, (N, 6) for a batch; condition_number and singular are
-    scalars or (N,). Forces are NaN where singular is True (no meaningful solution exists)."""
+    scalars or (N,). Forces are NaN where singular is True (no meaningful solution exists).
 
-    forces: np.ndarray             # F = D - x (eq. 37), N; positive pushes the platform away
-    static_forces: np.ndarray      # F0, massless legs and frictionless joints (eq. 41)
-    condition_number: np.ndarray   # sigma_max / sigma_min of H
-    singular: np.ndarray           # H singular in double precision or a universal joint degenerate
-    leg_lengths: np.ndarray        # L
-    leg_rates: np.ndarray          # L'
-    leg_accelerations: np.ndarray  # L''
-    x: np.ndarray                  # axial component of the spherical-joint force (eq. 22)
-    D: np.ndarray                  # eq. (24)
-    constraint: ConstraintForces | None = None
+    The per-leg fields are views into the one output array the kernel filled (rows L, L', L'', D, x, F,
+    F0), made when read: a single-pose call builds nothing else."""
+
+    __slots__ = ("_out", "condition_number", "constraint")
+
+    def __init__(self, out, condition_number, constraint=None):
+        self._out = out                            # (OUT_ROWS, 6) or (OUT_ROWS, N, 6)
+        self.condition_number = condition_number   # sigma_max / sigma_min of H: float or (N,)
+        self.constraint = constraint               # ConstraintForces when asked for
+
+    forces = property(lambda self: self._out[kernel.O_F],
+                      doc="F = D - x (eq. 37), N; positive pushes the platform away")
+    static_forces = property(lambda self: self._out[kernel.O_F0],
+                             doc="F0, massless legs and frictionless joints (eq. 41)")
+    leg_lengths = property(lambda self: self._out[kernel.O_L], doc="L")
+    leg_rates = property(lambda self: self._out[kernel.O_LD], doc="L'")
+    leg_accelerations = property(lambda self: self._out[kernel.O_LDD], doc="L''")
+    x = property(lambda self: self._out[kernel.O_X],
+                 doc="axial component of the spherical-joint force (eq. 22)")
+    D = property(lambda self: self._out[kernel.O_D], doc="eq. (24)")
+
+    @property
+    def singular(self):
+        """H singular in double precision (condition number beyond 1e12 or inf) or a universal joint
+        degenerate: bool, or (N,) bool."""
+        c = self.condition_number
+        if isinstance(c, float):
+            return not c < kernel.SINGULAR_CONDITION
+        return ~(c < kernel.SINGULAR_CONDITION)
 
     @property
     def dynamic_forces(self):
@@ -56,6 +75,14 @@ class InverseDynamicsResult:
         with np.errstate(divide="ignore", invalid="ignore"):
             return self.dynamic_forces / self.forces
 
+    def __repr__(self):
+        return (f"InverseDynamicsResult(forces={self.forces!r}, "
+                f"condition_number={self.condition_number!r}, singular={self.singular!r})")
+
+
+_ARRAY_OR_NONE = (np.ndarray, type(None))
+_ZERO3 = np.zeros(3)   # only read (a read-only array would be another compiled specialisation)
+
 
 def inverse_dynamics(sp, position, rotation_matrix, linear_velocity, angular_velocity,
                      linear_acceleration, angular_acceleration, external_force=None,
@@ -66,37 +93,44 @@ def inverse_dynamics(sp, position, rotation_matrix, linear_velocity, angular_vel
     force and moment act at the reference point and are given in the platform frame.
     printed_eq16=True reproduces the paper's eq. (16) as printed (double-counted upper-leg inertia).
     """
-    pose = pack_pose(position, rotation_matrix, linear_velocity, angular_velocity,
-                     linear_acceleration, angular_acceleration, external_force, external_moment)
-    if pose is not None and not constraint_forces:
+    if (not constraint_forces and type(position) is np.ndarray and position.ndim == 1
+            and type(rotation_matrix) is np.ndarray and type(linear_velocity) in _ARRAY_OR_NONE
+            and type(angular_velocity) in _ARRAY_OR_NONE
+            and type(linear_acceleration) in _ARRAY_OR_NONE
+            and type(angular_acceleration) in _ARRAY_OR_NONE
+            and type(external_force) in _ARRAY_OR_NONE and type(external_moment) in _ARRAY_OR_NONE):
+        # One pose given as arrays: straight into one compiled call (it checks the shapes).
+        # None is passed as zeros: one compiled specialisation, not one per pattern of Nones.
         out = np.empty((kernel.OUT_ROWS, 6))
-        cond = kernel.inverse_dynamics_one(sp.packed, pose, bool(printed_eq16), out)
-        L, Ld, Ldd, D, x, F, F0 = out
-        return InverseDynamicsResult(F, F0, cond, not cond < kernel.SINGULAR_CONDITION, L, Ld, Ldd,
-                                     x, D)
+        try:
+            cond = kernel.inverse_dynamics_args(
+                sp.packed, position, rotation_matrix,
+                _ZERO3 if linear_velocity is None else linear_velocity,
+                _ZERO3 if angular_velocity is None else angular_velocity,
+                _ZERO3 if linear_acceleration is None else linear_acceleration,
+                _ZERO3 if angular_acceleration is None else angular_acceleration,
+                _ZERO3 if external_force is None else external_force,
+                _ZERO3 if external_moment is None else external_moment, bool(printed_eq16), out)
+        except TypingError:   # e.g. an array of another rank or dtype: the general path says why
+            cond = -1.0
+        if cond >= 0.0:
+            return InverseDynamicsResult(out, cond)
     single, poses = pack_poses(position, rotation_matrix, linear_velocity, angular_velocity,
                                linear_acceleration, angular_acceleration, external_force,
                                external_moment)
     n = len(poses)
-    out = np.empty((n, kernel.OUT_ROWS, 6))
+    out = np.empty((kernel.OUT_ROWS, n, 6))
     cond = np.empty(n)
     kernel.inverse_dynamics_batch(sp.packed, poses, bool(printed_eq16), out, cond)
-    L, Ld, Ldd, D, x, F, F0 = (out[:, row] for row in range(kernel.OUT_ROWS))
     constraint = None
     if constraint_forces:
-        vec = np.empty((n, 5, 6, 3))
+        vec = np.empty((5, n, 6, 3))
         mu = np.empty((n, 6))
         kernel.constraint_forces_batch(sp.packed, poses, bool(printed_eq16), out, vec, mu)
-        constraint = ConstraintForces(*(vec[:, j] for j in range(4)), mu, vec[:, 4])
-    result = InverseDynamicsResult(F, F0, cond, ~(cond < kernel.SINGULAR_CONDITION), L, Ld, Ldd,
-                                   x, D, constraint)
-    return _first(result) if single else result
-
-
-def _first(r: InverseDynamicsResult) -> InverseDynamicsResult:
-    c = r.constraint
-    if c is not None:
-        c = ConstraintForces(*(getattr(c, f)[0] for f in c.__dataclass_fields__))
-    return InverseDynamicsResult(r.forces[0], r.static_forces[0], float(r.condition_number[0]),
-                                 bool(r.singular[0]), r.leg_lengths[0], r.leg_rates[0],
-                                 r.leg_accelerations[0], r.x[0], r.D[0], c)
+        constraint = ConstraintForces(vec[0], vec[1], vec[2], vec[3], mu, vec[4])
+        if single:
+            constraint = ConstraintForces(vec[0, 0], vec[1, 0], vec[2, 0], vec[3, 0], mu[0],
+                                          vec[4, 0])
+    if single:
+        return InverseDynamicsResult(out[:, 0], float(cond[0]), constraint)
+    return InverseDynamicsResult(out, cond, constraint)

@@ -4,12 +4,17 @@ and the batched path.
 3-vectors are tuples (stack values in numba: no allocation per pose); the leg frame T = [s y z] of
 eq. (10) is kept as its three columns. The model and each pose travel as flat float arrays (layouts
 below) so that a call costs one dispatch of a few arguments, which dominates a single pose. Every
-kernel is plain Python underneath (``f.py_func``), which is how ``robodyn_ros.stewart.flops`` runs the
-same code on counting scalars; for that the kernels use only ``np.sqrt``/``abs``/arithmetic on
-scalars and allocate work arrays of their input's dtype.
+kernel is plain Python underneath (``f.py_func``; ``python_kernels()`` links them to each other), which
+is how the tests run the very same code interpreted as the reference of the compiled one and how
+``robodyn_ros.benchmarks.stewart`` counts its operations on counting scalars; for that the kernels use
+only ``np.sqrt``/``abs``/arithmetic/comparisons on scalars and allocate work arrays of their input's
+dtype.
 """
+import types
+
 import numpy as np
 from numba import njit
+from numba.core.registry import CPUDispatcher
 
 # IEEE semantics (x/0 = inf, no Python exception checks): singular cases are flagged, not raised.
 _jit = njit(cache=True, error_model="numpy")
@@ -31,6 +36,9 @@ P_T, P_R, P_V, P_W, P_A, P_AL, P_FE, P_ME, POSE_SIZE = 0, 3, 12, 15, 18, 21, 24,
 O_L, O_LD, O_LDD, O_D, O_X, O_F, O_F0, OUT_ROWS = 0, 1, 2, 3, 4, 5, 6, 7
 # Columns whose cosine squared is below this count as orthogonal: singular values to ~1e-12 relative.
 _ORTHOGONALITY2 = 1e-24
+# Round-robin schedule of the 15 column pairs of a 6x6 Jacobi sweep: 5 rounds of 3 disjoint pairs.
+_ROUNDS = np.array([[(0, 5), (1, 4), (2, 3)], [(0, 4), (3, 5), (1, 2)], [(0, 3), (2, 4), (1, 5)],
+                    [(0, 2), (1, 3), (4, 5)], [(0, 1), (2, 5), (3, 4)]])
 
 
 @_jit
@@ -149,51 +157,78 @@ def leg_dynamics(model, i, pose, printed_eq16):
 
 
 @_jit
-def condition_number(H, U, norms):
-    """sigma_max / sigma_min of the 6x6 H by one-sided (Hestenes) Jacobi on the copy U: accurate even for
-    nearly singular H, which a Gram-matrix eigenvalue route is not. Column pairs are rotated until
-    their cosine is below 1e-12 (_ORTHOGONALITY2 is its square); the squared column norms are updated, not recomputed."""
+def condition_number(H, U, norms, work):
+    """sigma_max / sigma_min of the 6x6 H (columns 0-5 of H) by one-sided (Hestenes) Jacobi: accurate
+    even for nearly singular H (sigma_min to eps * sigma_max absolute), which an eigenvalue route on the
+    Gram matrix H^T H is not (it squares the condition number). U[c] holds column c of H.
+
+    Column pairs are visited in round-robin order (_ROUNDS): the three pairs of a round are disjoint,
+    so their dot products, rotation angles and updates are independent and computed side by side
+    (the sqrt/division chains of one rotation overlap with the others'). A pair is rotated until its
+    cosine is below 1e-12 (_ORTHOGONALITY2 is its square); the sweep with no rotation ends it. The
+    squared norms of a rotated pair are recomputed from the new columns, not updated: updating them
+    drifts for small columns and then misleads the next rotations (wrong sigma_min near singularity)."""
     n = 6
     for c in range(n):
         acc = 0.0
         for r in range(n):
-            U[r, c] = H[r, c]
+            U[c, r] = H[r, c]
             acc = acc + H[r, c] * H[r, c]
         norms[c] = acc
     for _ in range(_JACOBI_SWEEPS):
         rotated = False
-        for i in range(n - 1):
-            for j in range(i + 1, n):
+        for rnd in range(5):
+            for k in range(3):
+                i = _ROUNDS[rnd, k, 0]
+                j = _ROUNDS[rnd, k, 1]
                 gamma = 0.0
                 for r in range(n):
-                    gamma = gamma + U[r, i] * U[r, j]
-                if gamma != 0.0 and gamma * gamma > _ORTHOGONALITY2 * (norms[i] * norms[j]):
+                    gamma = gamma + U[i, r] * U[j, r]
+                work[0, k] = gamma
+            for k in range(3):
+                i = _ROUNDS[rnd, k, 0]
+                j = _ROUNDS[rnd, k, 1]
+                gamma = work[0, k]
+                work[2, k] = 0.0
+                if gamma * gamma > _ORTHOGONALITY2 * (norms[i] * norms[j]):
                     rotated = True
-                    zeta = (norms[j] - norms[i]) / (2.0 * gamma)
-                    tan = 1.0 / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
-                    if zeta < 0.0:
+                    # tan = gamma / (d/2 + sign(d) sqrt(d^2/4 + gamma^2)), cos^2 = 1 / (1 + tan^2)
+                    # written with one square root of d^2 + 4 gamma^2 and w = |d| + that root.
+                    d = norms[j] - norms[i]
+                    root = np.sqrt(d * d + 4.0 * (gamma * gamma))
+                    w = abs(d) + root
+                    tan = 2.0 * gamma / w
+                    if d < 0.0:
                         tan = -tan
-                    cos = 1.0 / np.sqrt(1.0 + tan * tan)
-                    sin = cos * tan
+                    cos = np.sqrt(w / (2.0 * root))
+                    work[1, k] = cos
+                    work[2, k] = cos * tan
+            for k in range(3):
+                sin = work[2, k]
+                if sin != 0.0:
+                    i = _ROUNDS[rnd, k, 0]
+                    j = _ROUNDS[rnd, k, 1]
+                    cos = work[1, k]
+                    ni = 0.0
+                    nj = 0.0
                     for r in range(n):
-                        ui = U[r, i]
-                        uj = U[r, j]
-                        U[r, i] = cos * ui - sin * uj
-                        U[r, j] = sin * ui + cos * uj
-                    norms[i] = norms[i] - tan * gamma
-                    norms[j] = norms[j] + tan * gamma
+                        ui = cos * U[i, r] - sin * U[j, r]
+                        uj = sin * U[i, r] + cos * U[j, r]
+                        U[i, r] = ui
+                        U[j, r] = uj
+                        ni = ni + ui * ui
+                        nj = nj + uj * uj
+                    norms[i] = ni
+                    norms[j] = nj
         if not rotated:
             break
-    smax = 0.0
-    smin = np.inf
-    for c in range(n):
-        acc = 0.0   # recomputed once at the end: the updated norms drift for tiny columns
-        for r in range(n):
-            acc = acc + U[r, c] * U[r, c]
-        if acc > smax:
-            smax = acc
-        if acc < smin:
-            smin = acc
+    smax = norms[0]
+    smin = norms[0]
+    for c in range(1, n):
+        if norms[c] > smax:
+            smax = norms[c]
+        if norms[c] < smin:
+            smin = norms[c]
     if smin == 0.0:
         return np.inf
     return np.sqrt(smax / smin)
@@ -232,9 +267,10 @@ def solve(Hw, nrhs):
 
 
 @_jit
-def inverse_dynamics_pose(model, pose, printed_eq16, Hw, U, norms, out):
-    """One pose: writes the rows L, L', L'', D, x, F (eq. 37), F0 (eq. 41) of out; returns the condition
-    number of H (inf when a universal joint is degenerate). Forces stay NaN when H is singular."""
+def inverse_dynamics_pose(model, pose, printed_eq16, Hw, U, norms, work, out, n):
+    """One pose: writes the rows L, L', L'', D, x, F (eq. 37), F0 (eq. 41) of out[:, n]; returns the
+    condition number of H (inf when a universal joint is degenerate). Forces stay NaN when H is
+    singular."""
     sumK = (0.0, 0.0, 0.0)
     sumqK = (0.0, 0.0, 0.0)
     degenerate = False
@@ -249,10 +285,10 @@ def inverse_dynamics_pose(model, pose, printed_eq16, Hw, U, norms, out):
             Hw[r + 3, i] = qs[r]
         sumK = add(sumK, K)
         sumqK = add(sumqK, sub(cross(q, K), f))
-        out[O_L, i] = L
-        out[O_LD, i] = Ld
-        out[O_LDD, i] = Ldd
-        out[O_D, i] = D
+        out[O_L, n, i] = L
+        out[O_LD, n, i] = Ld
+        out[O_LDD, n, i] = Ldd
+        out[O_D, n, i] = D
     # Platform (eqs. 30-34), inertia terms evaluated in the platform frame (eq. 32).
     w = v3(pose, P_W)
     al = v3(pose, P_AL)
@@ -270,71 +306,102 @@ def inverse_dynamics_pose(model, pose, printed_eq16, Hw, U, norms, out):
         Hw[r + 3, 6] = moment0[r] - sumqK[r]
         Hw[r, 7] = -force0[r]                                   # -c0 of eq. (41)
         Hw[r + 3, 7] = -moment0[r]
-    cond = condition_number(Hw, U, norms)
+    cond = condition_number(Hw, U, norms, work)
     if degenerate:
         cond = np.inf
     if not cond < SINGULAR_CONDITION:
         for i in range(6):
-            out[O_X, i] = np.nan
-            out[O_F, i] = np.nan
-            out[O_F0, i] = np.nan
+            out[O_X, n, i] = np.nan
+            out[O_F, n, i] = np.nan
+            out[O_F0, n, i] = np.nan
         return cond
     solve(Hw, 2)
     for i in range(6):
-        out[O_X, i] = Hw[i, 6]
-        out[O_F, i] = out[O_D, i] - Hw[i, 6]                    # (37)
-        out[O_F0, i] = Hw[i, 7]
+        out[O_X, n, i] = Hw[i, 6]
+        out[O_F, n, i] = out[O_D, n, i] - Hw[i, 6]              # (37)
+        out[O_F0, n, i] = Hw[i, 7]
     return cond
 
 
 @_jit
-def constraint_forces_pose(model, pose, printed_eq16, out, vec, mu):
-    """Eqs. (21), (26), (28), (27), (29) and (17) for each leg once x is known: rows F_s, F_p, F_c,
-    F_u, M_p of vec and M_u. M_p is the moment at the prismatic joint about the point
-    r = prismatic_point * s on the leg axis (the paper leaves r open)."""
+def constraint_forces_pose(model, pose, printed_eq16, out, n, vec, mu):
+    """Eqs. (21), (26), (28), (27), (29) and (17) for each leg once x is known (out[:, n]): rows F_s,
+    F_p, F_c, F_u, M_p of vec[:, n] and M_u of mu[n]. M_p is the moment at the prismatic joint about
+    the point r = prismatic_point * s on the leg axis (the paper leaves r open)."""
     g = v3(model, M_G)
     for i in range(6):
         (q, L, s, Ld, Ldd, W, A, y, z, nks, r_d, r_u, a_d, a_u, C, K, D, f) = leg_dynamics(
             model, i, pose, printed_eq16)
         m_d = model[M_MD + i]
         m_u = model[M_MU + i]
-        fs = add(scale(out[O_X, i], s), K)                                  # (21)
+        fs = add(scale(out[O_X, n, i], s), K)                               # (21)
         fp = add(sub(scale(m_u, sub(a_u, g)), fs), scale(model[M_CP] * Ld, s))  # (26)
-        fc = sub(fp, scale(out[O_F, i], s))                                 # (28)
+        fc = sub(fp, scale(out[O_F, n, i], s))                              # (28)
         fu = sub(add(scale(m_d, sub(a_d, g)), scale(m_u, sub(a_u, g))), fs)  # (27)
         m_ui = dot(s, C)                                                    # (29)
         euler_d = euler_terms(model, M_ID + 9 * i, s, y, z, A, W)
         mp = sub(add(cross(scale(m_d, r_d), sub(g, a_d)), scale(m_ui, s)),  # (17) solved for M_p
                  add(add(euler_d, cross(scale(model[M_DP], s), fp)), scale(model[M_CU], W)))
-        mu[i] = m_ui
+        mu[n, i] = m_ui
         for r in range(3):
-            vec[0, i, r] = fs[r]
-            vec[1, i, r] = fp[r]
-            vec[2, i, r] = fc[r]
-            vec[3, i, r] = fu[r]
-            vec[4, i, r] = mp[r]
+            vec[0, n, i, r] = fs[r]
+            vec[1, n, i, r] = fp[r]
+            vec[2, n, i, r] = fc[r]
+            vec[3, n, i, r] = fu[r]
+            vec[4, n, i, r] = mp[r]
 
 
 @_jit
 def inverse_dynamics_batch(model, poses, printed_eq16, out, cond):
+    """poses (N, POSE_SIZE) into out (OUT_ROWS, N, 6) (each output quantity one contiguous (N, 6)
+    block) and cond (N,)."""
     Hw = np.empty((6, 8), poses.dtype)
     U = np.empty((6, 6), poses.dtype)
     norms = np.empty(6, poses.dtype)
+    work = np.empty((3, 3), poses.dtype)
     for n in range(poses.shape[0]):
-        cond[n] = inverse_dynamics_pose(model, poses[n], printed_eq16, Hw, U, norms, out[n])
+        cond[n] = inverse_dynamics_pose(model, poses[n], printed_eq16, Hw, U, norms, work, out, n)
 
 
 @_jit
 def inverse_dynamics_one(model, pose, printed_eq16, out):
-    """One pose vector (30,) into out (7, 6): the single-pose path without batch bookkeeping."""
-    return inverse_dynamics_pose(model, pose, printed_eq16, np.empty((6, 8), pose.dtype),
-                                 np.empty((6, 6), pose.dtype), np.empty(6, pose.dtype), out)
+    """One pose vector (POSE_SIZE,) into out (OUT_ROWS, 1, 6): a batch of one, so that the single and
+    the batched path are one compiled function (and one compile)."""
+    cond = np.empty(1, pose.dtype)
+    inverse_dynamics_batch(model, pose.reshape((1, POSE_SIZE)), printed_eq16, out, cond)
+    return cond[0]
+
+
+@_jit
+def inverse_dynamics_args(model, t, R, v, w, a, al, f_ext, m_ext, printed_eq16, out):
+    """The public single-pose call without any packing in Python: the caller's arrays (1-D, 2-D for R)
+    go straight in, out (OUT_ROWS, 6) receives the rows. Returns the condition number, or -1.0 when
+    the sizes are not those of one pose, (3,) and (3, 3) (the caller then takes the general path,
+    which says what is wrong). A batch of one, so that the single and the batched path are one
+    compiled function."""
+    if ((t.size != 3) | (R.shape[0] != 3) | (R.shape[1] != 3) | (v.size != 3) | (w.size != 3)
+            | (a.size != 3) | (al.size != 3) | (f_ext.size != 3) | (m_ext.size != 3)):
+        return -1.0
+    poses = np.empty((1, POSE_SIZE))
+    for r in range(3):
+        poses[0, P_T + r] = t[r]
+        for c in range(3):
+            poses[0, P_R + 3 * r + c] = R[r, c]
+        poses[0, P_V + r] = v[r]
+        poses[0, P_W + r] = w[r]
+        poses[0, P_A + r] = a[r]
+        poses[0, P_AL + r] = al[r]
+        poses[0, P_FE + r] = f_ext[r]
+        poses[0, P_ME + r] = m_ext[r]
+    cond = np.empty(1)
+    inverse_dynamics_batch(model, poses, printed_eq16, out.reshape((OUT_ROWS, 1, 6)), cond)
+    return cond[0]
 
 
 @_jit
 def constraint_forces_batch(model, poses, printed_eq16, out, vec, mu):
     for n in range(poses.shape[0]):
-        constraint_forces_pose(model, poses[n], printed_eq16, out[n], vec[n], mu[n])
+        constraint_forces_pose(model, poses[n], printed_eq16, out, n, vec, mu)
 
 
 @_jit
@@ -351,3 +418,15 @@ def leg_kinematics_batch(model, poses, scalars, vectors):
                 vectors[n, 1, i, r] = q[r]
                 vectors[n, 2, i, r] = W[r]
                 vectors[n, 3, i, r] = A[r]
+
+
+def python_kernels():
+    """This module's functions as plain Python calling each other (not the compiled dispatchers): a
+    namespace in which e.g. ``ns["inverse_dynamics_one"]`` runs interpreted, on float arrays or on
+    object arrays of counting scalars."""
+    ns = dict(globals())
+    for name, obj in globals().items():
+        if isinstance(obj, CPUDispatcher):
+            f = obj.py_func
+            ns[name] = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
+    return ns

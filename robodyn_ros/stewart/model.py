@@ -13,6 +13,7 @@ import numpy as np
 import yaml
 
 from . import kernel, rotations
+from .dynamics import inverse_dynamics as _inverse_dynamics
 
 NLEGS = 6
 # k_i further than this from unit length are reported (the paper's k1 has norm 0.858).
@@ -113,14 +114,8 @@ class StewartPlatform:
         return inverse_kinematics(self, position, rotation_matrix, linear_velocity,
                                   angular_velocity, linear_acceleration, angular_acceleration)
 
-    def inverse_dynamics(self, position, rotation_matrix, linear_velocity, angular_velocity,
-                         linear_acceleration, angular_acceleration, external_force=None,
-                         external_moment=None, *, constraint_forces=False, printed_eq16=False):
-        from .dynamics import inverse_dynamics
-        return inverse_dynamics(self, position, rotation_matrix, linear_velocity,
-                                angular_velocity, linear_acceleration, angular_acceleration,
-                                external_force, external_moment,
-                                constraint_forces=constraint_forces, printed_eq16=printed_eq16)
+    # The function itself, not a wrapper calling it: one Python call less on the single-pose path.
+    inverse_dynamics = _inverse_dynamics
 
     def forward_kinematics(self, leg_lengths, position_guess, rotation_guess, **options):
         from .kinematics import forward_kinematics

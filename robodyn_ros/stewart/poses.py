@@ -1,24 +1,9 @@
 """Turning the public arguments (one pose or a batch) into the flat pose vectors the kernels take
-(layout in kernel.py: t, R, v, omega, a, alpha, F_ext, M_ext)."""
+(layout in kernel.py: t, R, v, omega, a, alpha, F_ext, M_ext). A single pose given as arrays skips
+this: kernel.inverse_dynamics_args takes the caller's arrays as they are."""
 import numpy as np
 
 from .kernel import POSE_SIZE
-
-
-_ZERO3 = np.zeros(3)
-
-
-def pack_pose(position, rotation_matrix, *vectors):
-    """One pose vector (30,), or None when the arguments are not a single pose of the right shapes
-    (then pack_poses handles them or says what is wrong). The hot path of single-pose calls."""
-    parts = [np.asarray(position, dtype=float), np.asarray(rotation_matrix, dtype=float).ravel()]
-    parts += [_ZERO3 if v is None else np.asarray(v, dtype=float) for v in vectors]
-    pose = np.concatenate(parts) if all(x.ndim == 1 for x in parts) else None
-    if pose is None or pose.size != 12 + 3 * len(vectors) or parts[0].size != 3:
-        return None
-    if len(vectors) < 6:
-        pose = np.concatenate([pose, np.zeros(POSE_SIZE - pose.size)])
-    return pose
 
 
 def pack_poses(position, rotation_matrix, *vectors):
