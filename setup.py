@@ -20,6 +20,7 @@ ROS_JAZZY = [
     "ros-jazzy-trajectory-msgs==5.3.6",
     "ros-jazzy-geometry-msgs==5.3.6",
     "ros-jazzy-diagnostic-msgs==5.3.6",
+    "ros-jazzy-rosgraph-msgs==2.0.3",
 ]
 
 setup(

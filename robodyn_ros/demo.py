@@ -89,6 +89,9 @@ def main(argv=None) -> int:
           f"simulator, controller and this recorder in separate processes over DDS "
           f"(ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}, "
           f"discovery {os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']})")
+    # fill numba's cache once here, so the node processes load it instead of compiling side by side
+    from robodyn_ros.dynamics import warm_up
+    warm_up()
     started = time.monotonic()
     results = []
     with tempfile.TemporaryDirectory(prefix="robodyn_demo_") as logs:

@@ -23,6 +23,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robodyn_ros.control import JointTrajectory, TrajectoryError, TrajectorySampler, load_law
 from robodyn_ros.control.laws import GravityCompensation
+from robodyn_ros.dynamics import warm_up
 
 from .common import (ERROR, OK, ROBOT_DESCRIPTION_PARAMS, WARN, ConfigurationError,
                      CountedWarning, Diagnostics, Param, Parameters, joint_order, load_model,
@@ -84,6 +85,8 @@ class ComputedTorqueController(Node):
         super().__init__(name, **kwargs)
         self.params = p = Parameters(self, PARAMS)
         self.model = load_model(p)
+        # compile before the first cycle needs it (a cache load after the first run on a machine)
+        warm_up(notify=self.get_logger().info, forward=False)
         n = self.model.dof
         self._order = np.array(joint_order(p["joints"], self.model.joint_names))
         self.joints = [self.model.joint_names[i] for i in self._order]

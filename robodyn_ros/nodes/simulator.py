@@ -25,6 +25,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
+from robodyn_ros.dynamics import warm_up
 from robodyn_ros.dynamics.integrate import rk4_step
 
 from .common import (ROBOT_DESCRIPTION_PARAMS, ConfigurationError, CountedWarning, Param,
@@ -67,6 +68,7 @@ class ArmSimulator(Node):
         super().__init__(name, **kwargs)
         self.params = p = Parameters(self, PARAMS)
         model = load_model(p)
+        warm_up(notify=self.get_logger().info)   # compile before the first integration step
         n = model.dof
         self._order = np.array(joint_order(p["joints"], model.joint_names))
         self.joints = [model.joint_names[i] for i in self._order]

@@ -43,7 +43,8 @@ from std_srvs.srv import SetBool
 from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
 
 from ..resources import find_share_file
-from ..stewart import ForwardKinematicsError, PlatformFileError, StewartPlatform, rotations
+from ..stewart import (ForwardKinematicsError, PlatformFileError, StewartPlatform, rotations,
+                       warm_up)
 from ..stewart.setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
 from .common import ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Param
 from .common import Parameters, spin
@@ -90,6 +91,7 @@ class StewartPlatformNode(Node):
                 raise ConfigurationError(str(exc)) from exc
         for w in caught:
             self.get_logger().warning(str(w.message))
+        warm_up(self.sp, notify=self.get_logger().info)   # compile before the first setpoint
         self.enabled = True
         self.target: PlatformState | PoseTrajectory | None = None
         self.trajectory_start = None

@@ -3,8 +3,10 @@ from .dynamics import ConstraintForces, InverseDynamicsResult
 from .kinematics import ForwardKinematicsError, LegKinematics
 from .model import PlatformFileError, PlatformWarning, StewartPlatform
 from .trajectory import LinearParabolicPath, PathSample
+from .warmup import warm_up
 
 __all__ = [
     "ConstraintForces", "ForwardKinematicsError", "InverseDynamicsResult", "LegKinematics",
     "LinearParabolicPath", "PathSample", "PlatformFileError", "PlatformWarning", "StewartPlatform",
+    "warm_up",
 ]

@@ -12,6 +12,7 @@ import numpy as np
 
 from .model import StewartPlatform
 from .trajectory import LinearParabolicPath
+from .warmup import warm_up
 
 # Section 5: (path, sampling step d tau).
 PAPER_PATHS = {
@@ -112,6 +113,7 @@ def main(argv=None) -> int:
         sp = StewartPlatform.from_yaml(args.platform)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
+    warm_up(sp, notify=lambda message: print(message, file=sys.stderr))
     times, r = run(sp, args.path)
     if args.csv == "-":
         write_csv(sys.stdout, times, r)
