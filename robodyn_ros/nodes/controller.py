@@ -3,7 +3,7 @@
 Inputs: ``/joint_states`` (matched by name), ``~/joint_trajectory`` (sampled in time, JTC rules),
 ``~/reference`` (one point in ``joints`` order, used as is until replaced). Output: the command on
 ``command_topic`` (Float64MultiArray in ``joints`` order, saturated), ``~/state`` and
-``/diagnostics``. Parameters, topics and the ``~/state`` layout are documented in doc/nodes.md.
+``/diagnostics``. Parameters, topics and the ``~/state`` layout are documented in the README.
 
 Internally every array is in the model's chain order; ``joints`` only orders the messages.
 """
