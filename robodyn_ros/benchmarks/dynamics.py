@@ -9,7 +9,7 @@ import numpy as np
 
 from ..dynamics import RobotModel
 from ..resources import find_share_file
-from .timing import figure, per_call
+from .timing import figure, paired, per_call
 
 
 def _pinocchio(urdf):
@@ -33,11 +33,11 @@ def run(batch=100_000):
     rows = []
 
     def pair(name, ours, theirs, ratio_target):
-        best, median = per_call(ours)
         if theirs is None:
+            best, median = per_call(ours)
             rows.append(figure(name, best * 1e6, median * 1e6))
             return
-        p_best, _ = per_call(theirs)
+        (best, median), (p_best, _) = paired(ours, theirs)
         row = figure(name, best * 1e6, median * 1e6, peer=p_best * 1e6,
                      target=f"<= {ratio_target}x peer")
         row["ratio"] = best / p_best

@@ -5,7 +5,7 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 import numpy as np
 
 from ._jit import njit
-from .joint_frames import place_joint, to_parent
+from .joint_frames import place_joint, rotate, to_parent
 from .layout import ARMATURE, H, INERTIA, MASS, PRISMATIC
 from .newton_euler import check_sizes
 
@@ -35,9 +35,7 @@ def crba_into(P, q, ws, M):
         py = row[C_P + 1]
         pz = row[C_P + 2]
         # h rotated into frame i-1
-        hx = row[0] * row[C_H] + row[1] * row[C_H + 1] + row[2] * row[C_H + 2]
-        hy = row[3] * row[C_H] + row[4] * row[C_H + 1] + row[5] * row[C_H + 2]
-        hz = row[6] * row[C_H] + row[7] * row[C_H + 1] + row[8] * row[C_H + 2]
+        hx, hy, hz = rotate(row, row[C_H], row[C_H + 1], row[C_H + 2])
         # R I R^T, with I symmetric
         Ixx = row[C_I]
         Iyy = row[C_I + 1]

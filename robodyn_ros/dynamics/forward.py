@@ -60,6 +60,15 @@ def forward_dynamics(P, q, qd, tau, wrench, mode):
     return qdd
 
 
+_NO_WRENCH = np.zeros(6)   # a compile-time constant of the kernel below
+
+
+@njit
+def forward_dynamics_no_wrench(P, q, qd, tau, mode):
+    """The simulation-loop call: one array argument fewer to pass."""
+    return forward_dynamics(P, q, qd, tau, _NO_WRENCH, mode)
+
+
 @njit
 def forward_dynamics_batch(P, q, qd, tau, wrench, mode):
     N, n = q.shape

@@ -28,14 +28,18 @@ def place_joint(r, qi, row):
 
 
 @register_jitable
+def rotate(R, x0, x1, x2):
+    """R x for a rotation stored row-major in R[0:9]."""
+    return (R[0] * x0 + R[1] * x1 + R[2] * x2,
+            R[3] * x0 + R[4] * x1 + R[5] * x2,
+            R[6] * x0 + R[7] * x1 + R[8] * x2)
+
+
+@register_jitable
 def to_parent(row, f0, f1, f2, n0, n1, n2):
     """A force f and a moment n about origin i, in frame i, seen in frame i-1: (R f, R n + p x R f)."""
-    g0 = row[0] * f0 + row[1] * f1 + row[2] * f2
-    g1 = row[3] * f0 + row[4] * f1 + row[5] * f2
-    g2 = row[6] * f0 + row[7] * f1 + row[8] * f2
-    m0 = row[0] * n0 + row[1] * n1 + row[2] * n2
-    m1 = row[3] * n0 + row[4] * n1 + row[5] * n2
-    m2 = row[6] * n0 + row[7] * n1 + row[8] * n2
+    g0, g1, g2 = rotate(row, f0, f1, f2)
+    m0, m1, m2 = rotate(row, n0, n1, n2)
     return (g0, g1, g2,
             m0 + (row[10] * g2 - row[11] * g1),
             m1 + (row[11] * g0 - row[9] * g2),

@@ -19,16 +19,8 @@ from . import newton_euler as _ne
 
 REVOLUTE, PRISMATIC = "revolute", "prismatic"
 _NO_WRENCH = np.zeros(6)
-_MODES = {True: _ne.GRAVITY | _ne.FRICTION, False: _ne.GRAVITY}
-
-
-_FLOAT64 = np.dtype(np.float64)
-
-
-def _arrays(a, b, c):
-    """True when all three are float64 ndarrays already (nothing to convert). Hot path: no loops."""
-    return (type(a) is np.ndarray and type(b) is np.ndarray and type(c) is np.ndarray
-            and a.dtype is _FLOAT64 and b.dtype is _FLOAT64 and c.dtype is _FLOAT64)
+_WITH_FRICTION, _NO_FRICTION = _ne.GRAVITY | _ne.FRICTION, _ne.GRAVITY
+_NDARRAY, _FLOAT64 = np.ndarray, np.dtype(np.float64)
 _NO_WRENCHES = np.zeros((1, 6))
 
 
@@ -148,10 +140,12 @@ class RobotModel:
     def inverse_dynamics(self, q, qd, qdd, tip_wrench=None, friction=True):
         """Joint forces for the motion (q, qd, qdd) under gravity; ``tip_wrench`` = [f; n] that the
         end-effector exerts on its environment, in the tip frame, moment about the tip origin."""
-        mode = _MODES[bool(friction)]
-        if tip_wrench is None and _arrays(q, qd, qdd) and q.ndim == 1:
-            # the 1 kHz path: the compiled kernel checks the sizes itself
-            return _ne.rnea(self.params, q, qd, qdd, _NO_WRENCH, mode)
+        mode = _WITH_FRICTION if friction else _NO_FRICTION
+        if (tip_wrench is None and type(q) is _NDARRAY and type(qd) is _NDARRAY
+                and type(qdd) is _NDARRAY and q.dtype is _FLOAT64 and qd.dtype is _FLOAT64
+                and qdd.dtype is _FLOAT64 and q.ndim == 1):
+            # the 1 kHz path, every check inline: the compiled kernel checks the sizes itself
+            return _ne.rnea_no_wrench(self.params, q, qd, qdd, mode)
         return self._dispatch(_ne.rnea, _ne.rnea_batch, q, qd, qdd, tip_wrench, mode)
 
     def gravity_torques(self, q):
@@ -188,9 +182,11 @@ class RobotModel:
 
     def forward_dynamics(self, q, qd, tau, tip_wrench=None, friction=True):
         """qdd = M^-1 (tau - C qd - g - friction - J^T w), by Cholesky."""
-        mode = _MODES[bool(friction)]
-        if tip_wrench is None and _arrays(q, qd, tau) and q.ndim == 1:
-            return _forward.forward_dynamics(self.params, q, qd, tau, _NO_WRENCH, mode)
+        mode = _WITH_FRICTION if friction else _NO_FRICTION
+        if (tip_wrench is None and type(q) is _NDARRAY and type(qd) is _NDARRAY
+                and type(tau) is _NDARRAY and q.dtype is _FLOAT64 and qd.dtype is _FLOAT64
+                and tau.dtype is _FLOAT64 and q.ndim == 1):
+            return _forward.forward_dynamics_no_wrench(self.params, q, qd, tau, mode)
         return self._dispatch(_forward.forward_dynamics, _forward.forward_dynamics_batch,
                               q, qd, tau, tip_wrench, mode)
 

@@ -130,16 +130,9 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
     n1 = 0.0
     n2 = 0.0
     if mode & TIP_WRENCH:
-        t = P[n]
-        fe0 = wrench[0]
-        fe1 = wrench[1]
-        fe2 = wrench[2]
-        f0 = t[0] * fe0 + t[1] * fe1 + t[2] * fe2
-        f1 = t[3] * fe0 + t[4] * fe1 + t[5] * fe2
-        f2 = t[6] * fe0 + t[7] * fe1 + t[8] * fe2
-        n0 = t[0] * wrench[3] + t[1] * wrench[4] + t[2] * wrench[5] + (t[10] * f2 - t[11] * f1)
-        n1 = t[3] * wrench[3] + t[4] * wrench[4] + t[5] * wrench[5] + (t[11] * f0 - t[9] * f2)
-        n2 = t[6] * wrench[3] + t[7] * wrench[4] + t[8] * wrench[5] + (t[9] * f1 - t[10] * f0)
+        # the tip frame sits in the last joint frame as a joint frame in its parent: same transform
+        f0, f1, f2, n0, n1, n2 = to_parent(P[n], wrench[0], wrench[1], wrench[2],
+                                           wrench[3], wrench[4], wrench[5])
     for i in range(n - 1, -1, -1):
         row = ws[i]
         f0 = f0 + row[WS_F]
@@ -184,6 +177,15 @@ def rnea(P, q, qd, qdd, wrench, mode):
     tau = np.empty(n)
     _rnea_into(P, q, qd, qdd, wrench, mode, ws, tau)
     return tau
+
+
+_NO_WRENCH = np.zeros(6)   # a compile-time constant of the kernel below
+
+
+@njit
+def rnea_no_wrench(P, q, qd, qdd, mode):
+    """The control-loop call: one array argument fewer to pass, which is a sizeable part of it."""
+    return rnea(P, q, qd, qdd, _NO_WRENCH, mode)
 
 
 @njit
