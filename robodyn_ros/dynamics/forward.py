@@ -4,7 +4,7 @@ import numpy as np
 
 from ._jit import njit
 from .crba import C_COLUMNS, _crba_into
-from .newton_euler import WS_COLUMNS, _rnea_into, check_sizes
+from .newton_euler import NO_WRENCH, WS_COLUMNS, _rnea_into, check_sizes
 
 
 def cholesky_solve_into(M, b):
@@ -40,9 +40,9 @@ _cholesky_solve_into = njit(cholesky_solve_into)
 
 
 @njit
-def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, qdd):
+def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, zero, qdd):
+    """``zero``: n zeros (the acceleration of the bias-force pass), allocated by the caller."""
     n = q.shape[0]
-    zero = np.zeros(n)
     _rnea_into(P, q, qd, zero, wrench, mode, ws, qdd)
     for i in range(n):
         qdd[i] = tau[i] - qdd[i]
@@ -56,17 +56,14 @@ def forward_dynamics(P, q, qd, tau, wrench, mode):
     n = q.shape[0]
     qdd = np.empty(n)
     _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, WS_COLUMNS)), np.empty((n, C_COLUMNS)),
-                  np.empty((n, n)), qdd)
+                  np.empty((n, n)), np.zeros(n), qdd)
     return qdd
-
-
-_NO_WRENCH = np.zeros(6)   # a compile-time constant of the kernel below
 
 
 @njit
 def forward_dynamics_no_wrench(P, q, qd, tau, mode):
     """The simulation-loop call: one array argument fewer to pass."""
-    return forward_dynamics(P, q, qd, tau, _NO_WRENCH, mode)
+    return forward_dynamics(P, q, qd, tau, NO_WRENCH, mode)
 
 
 @njit
@@ -75,8 +72,9 @@ def forward_dynamics_batch(P, q, qd, tau, wrench, mode):
     ws = np.empty((n, WS_COLUMNS))
     cws = np.empty((n, C_COLUMNS))
     M = np.empty((n, n))
+    zero = np.zeros(n)
     qdd = np.empty((N, n))
     last = wrench.shape[0] - 1   # one placeholder row when there is no tip wrench
     for k in range(N):
-        _forward_into(P, q[k], qd[k], tau[k], wrench[min(k, last)], mode, ws, cws, M, qdd[k])
+        _forward_into(P, q[k], qd[k], tau[k], wrench[min(k, last)], mode, ws, cws, M, zero, qdd[k])
     return qdd

@@ -18,7 +18,6 @@ from . import layout
 from . import newton_euler as _ne
 
 REVOLUTE, PRISMATIC = "revolute", "prismatic"
-_NO_WRENCH = np.zeros(6)
 _WITH_FRICTION, _NO_FRICTION = _ne.GRAVITY | _ne.FRICTION, _ne.GRAVITY
 _NDARRAY, _FLOAT64 = np.ndarray, np.dtype(np.float64)
 _NO_WRENCHES = np.zeros((1, 6))
@@ -214,7 +213,7 @@ class RobotModel:
             mode |= _ne.TIP_WRENCH
         if a.ndim == 1:
             b, c = np.asarray(b, dtype=float), np.asarray(c, dtype=float)
-            wrench = _NO_WRENCH if tip_wrench is None else self._wrench(tip_wrench, None)
+            wrench = _ne.NO_WRENCH if tip_wrench is None else self._wrench(tip_wrench, None)
             return single(self.params, a, b, c, wrench, mode)
         a, b, c = self._batch(a, b, c)
         wrench = _NO_WRENCHES if tip_wrench is None else self._wrench(tip_wrench, a.shape[0])
@@ -292,5 +291,5 @@ def _strobe_mass_matrix(model, q):
     for j in range(n):
         e = np.zeros(n)
         e[j] = 1.0
-        M[:, j] = _ne.rnea(model.params, q, zero, e, _NO_WRENCH, 0)
+        M[:, j] = _ne.rnea(model.params, q, zero, e, _ne.NO_WRENCH, 0)
     return M

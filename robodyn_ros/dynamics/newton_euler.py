@@ -121,8 +121,9 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
         row[WS_N + 1] = (Ixy * a0 + Iyy * a1 + Iyz * a2) + (w2 * Iw0 - w0 * Iw2) + (h2 * v0 - h0 * v2)
         row[WS_N + 2] = (Ixz * a0 + Iyz * a1 + Izz * a2) + (w0 * Iw1 - w1 * Iw0) + (h0 * v1 - h1 * v0)
 
-    # Inward recursion: f, nn is the force and moment (about origin i) that link i receives from
-    # link i+1, expressed in frame i. Beyond the last link it is the wrench the tool exerts.
+    # Inward recursion: entering step i, (f, n) is the force and moment (about origin i, in frame i)
+    # that link i exerts on link i+1 (beyond the last link: the tool on its environment). Adding
+    # body i's net force and moment gives what link i-1 exerts on link i, whose z part joint i bears.
     f0 = 0.0
     f1 = 0.0
     f2 = 0.0
@@ -179,13 +180,13 @@ def rnea(P, q, qd, qdd, wrench, mode):
     return tau
 
 
-_NO_WRENCH = np.zeros(6)   # a compile-time constant of the kernel below
+NO_WRENCH = np.zeros(6)   # "no tip wrench"; a compile-time constant inside kernels
 
 
 @njit
 def rnea_no_wrench(P, q, qd, qdd, mode):
     """The control-loop call: one array argument fewer to pass, which is a sizeable part of it."""
-    return rnea(P, q, qd, qdd, _NO_WRENCH, mode)
+    return rnea(P, q, qd, qdd, NO_WRENCH, mode)
 
 
 @njit

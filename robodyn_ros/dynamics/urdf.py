@@ -184,7 +184,7 @@ def model_from_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.
                 owner[joint.child], pose[joint.child] = owner[parent], pose[parent] @ origin
             elif joint.name in on_chain:
                 Q = homogeneous(_turn(joint, source))
-                links.append(_link(joint, pose[parent] @ origin @ Q, extra.get(joint.name, {})))
+                links.append(_link(joint, pose[parent] @ origin @ Q, extra.get(joint.name, {}), source))
                 bodies.append([])
                 owner[joint.child] = len(links) - 1
                 pose[joint.child] = Q.T   # the child link's frame is the joint frame turned back
@@ -222,7 +222,7 @@ def _turn(joint, source):
     return rotation_taking_z_to(axis / norm)
 
 
-def _link(joint, pre, extra):
+def _link(joint, pre, extra, source):
     """The canonical link of a movable joint; ``pre`` places its turned frame in the previous one."""
     limit, dynamics = joint.limit, joint.dynamics
     kind = _MOVABLE[joint.type]
@@ -236,5 +236,16 @@ def _link(joint, pre, extra):
         coulomb_negative=extra.get("coulomb_negative", friction),
         lower=float(limit.lower) if bounded and limit.lower is not None else -np.inf,
         upper=float(limit.upper) if bounded and limit.upper is not None else np.inf,
-        velocity=float(limit.velocity) if limit is not None and limit.velocity else np.inf,
-        effort=float(limit.effort) if limit is not None and limit.effort else np.inf)
+        velocity=_bound(limit, "velocity", f"{source}: joint '{joint.name}'"),
+        effort=_bound(limit, "effort", f"{source}: joint '{joint.name}'"))
+
+
+def _bound(limit, key, where):
+    """A velocity or effort limit; URDF requires both, and parsers read a missing one as 0. A zero
+    limit cannot be meant (the joint could not move), so it means "none given": say so."""
+    value = getattr(limit, key, None) if limit is not None else None
+    if not value:
+        warnings.warn(f"{where}: no {key} limit (<limit {key}> absent or 0): none applied",
+                      stacklevel=5)
+        return np.inf
+    return float(value)
