@@ -315,3 +315,13 @@ def test_shipped_puma_warns_only_about_link_3():
         RobotModel.from_yaml(root / "config/puma560_dh.yaml")
     messages = [str(w.message) for w in record]
     assert len(messages) == 1 and re.search(r"joint_3.*triangle inequality", messages[0]), messages
+
+
+def test_zero_effort_limit_warns_that_no_limit_applies(tmp_path):
+    """URDF parsers read a missing effort limit as 0; treating it as 0 N m would forbid motion and
+    silently treating it as none would disable saturation: it is none, with a warning."""
+    j2 = joint("j2", "l1", "l2").replace('effort="10"', 'effort="0"')
+    path = write(tmp_path, two_link(j2=j2))
+    with pytest.warns(UserWarning, match=r"arm\.urdf: joint 'j2': no effort limit"):
+        model = RobotModel.from_urdf(path)
+    assert model.effort_limit[0] == 10.0 and model.effort_limit[1] == np.inf
