@@ -47,6 +47,9 @@ LAW_PARAMS = (
           "Coulomb compensation ramps", range=(0.0, 10.0)),
 )
 
+#: Of LAW_PARAMS, those given per joint (or as a matrix) in `joints` order; laws take chain order.
+PER_JOINT = ("kp", "kd", "ki", "integral_limit")
+
 PARAMS = (
     *ROBOT_DESCRIPTION_PARAMS,
     Param("joints", [], "joint names in command order (empty: the chain's order); must name "
@@ -149,12 +152,34 @@ class ComputedTorqueController(Node):
         name = values["control_law"]
         cls = load_law(name)  # UnknownLawError (a ValueError) lists the available ones
         try:
-            return cls(self.model, {k: _law_value(values[k]) for k in cls.parameters
-                                    if k in values})
+            return cls(self.model, {k: self._chain_order(k, _law_value(values[k]))
+                                    for k in cls.parameters if k in values})
         except ValueError:
             raise
         except Exception as exc:  # a plugin's own failure must not take the node down
             raise ValueError(f"control law '{name}' failed to configure: {exc!r}") from exc
+
+    def _chain_order(self, name, value):
+        """A per-joint gain (n values) or matrix gain (n*n row-major) given in `joints` order, in
+        the chain order the law works in; anything else (one number, a wrong size the law will
+        refuse, a plugin's own parameter) as given."""
+        if name not in PER_JOINT or not isinstance(value, list):
+            return value
+        n, o = self.model.dof, self._order
+        try:
+            v = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            return value
+        if v.shape == (n,):
+            chain = np.empty(n)
+            chain[o] = v
+        elif v.shape == (n * n,) and n > 1:
+            chain = np.empty((n, n))
+            chain[np.ix_(o, o)] = v.reshape(n, n)
+            chain = chain.ravel()
+        else:
+            return value
+        return chain.tolist()
 
     def _effort_limits(self, limits):
         if not limits:

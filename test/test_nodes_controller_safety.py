@@ -1,0 +1,93 @@
+"""computed_torque_controller and arm_simulator with real rclpy (loopback DDS, conftest.py): the
+ordering of per-joint gains, a failing control law, the stale-to-valid transition, the services
+resetting the integral, the timer-driven rate and a simulator whose mass matrix turns singular.
+
+The rig (nodes plus a probe in a namespace of their own) is test_nodes_ros.py's.
+"""
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rclpy.exceptions import InvalidParameterValueException
+from rclpy.parameter import Parameter
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from robodyn_ros.resources import find_share_file
+from test_nodes_ros import JOINTS, Q0, Rig, _wait_for_subscriber, model  # noqa: F401 (fixture)
+
+PLANAR2 = str(find_share_file("urdf/planar2.urdf"))  # no armature: M(q) = 0 at mass_scale 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ros():
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+@pytest.fixture
+def rig():
+    r = Rig()
+    yield r
+    r.close()
+
+
+def _discovered(rig):
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+
+
+def _command_for(rig, q, qd=None):
+    rig.publish_state(q, qd)
+    return rig.next_command()
+
+
+# ---------------------------------------------------------------------------- gains in joints order
+def test_per_joint_gains_in_joints_order_reach_their_joints(rig, model):
+    order = JOINTS[::-1]
+    o = np.arange(6)[::-1]  # chain index of each name in `order`
+    kp = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]  # joints order: 10 for joint_6 ... 60 for joint_1
+    ctl = rig.controller(joints=order, kp=kp, kd=[5.0, 6.0, 7.0, 8.0, 9.0, 10.0], friction=False)
+    _discovered(rig)
+    rig.publish_state(Q0)
+    rig.next_command()
+    pub = rig.probe.create_publisher(JointTrajectoryPoint,
+                                     f"{rig.ns}/computed_torque_controller/reference", 10)
+    _wait_for_subscriber(rig, pub)
+    target = Q0 + np.arange(1, 7) * 0.01  # chain order
+    pub.publish(JointTrajectoryPoint(positions=target[o].tolist()))
+    kp_chain = np.empty(6)
+    kp_chain[o] = kp
+    expected = model.inverse_dynamics(Q0, np.zeros(6), kp_chain * (target - Q0), friction=False)
+    for _ in range(50):  # one command per state: cycle until the reference has arrived
+        count = len(rig.states)
+        command = _command_for(rig, Q0)
+        rig.spin_until(lambda: len(rig.states) > count, what="~/state")
+        if np.allclose(rig.states[-1].points[0].positions, target[o]):
+            break
+    np.testing.assert_allclose(command, expected[o], rtol=1e-9)
+
+    # a full matrix in joints order: K_joints[i, j] couples order[i] and order[j]
+    k = np.diag([100.0, 90.0, 80.0, 70.0, 60.0, 50.0])
+    k[0, 1] = k[1, 0] = 30.0  # joint_6 <-> joint_5
+    assert ctl.set_parameters([Parameter("kp", value=k.ravel().tolist())])[0].successful
+    e = target - Q0
+    v_joints = k @ e[o]
+    v_chain = np.empty(6)
+    v_chain[o] = v_joints
+    np.testing.assert_allclose(
+        ctl._law.compute(Q0, np.zeros(6), target, np.zeros(6), np.zeros(6), 0.0),
+        model.inverse_dynamics(Q0, np.zeros(6), v_chain, friction=False), rtol=1e-12)
+
+    # integral_limit and ki in joints order too: only joint_6 (first in `order`) integrates
+    assert ctl.set_parameters([Parameter("ki", value=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0]),
+                               Parameter("integral_limit", value=[0.5] + [np.inf] * 5)]
+                              )[0].successful
+    # and validation names the joint the value was given for
+    bad = ctl.set_parameters([Parameter("kp", value=[-1.0, 1.0, 1.0, 1.0, 1.0, 1.0])])[0]
+    assert not bad.successful and "joint_6" in bad.reason, bad.reason
+    bad = ctl.set_parameters([Parameter("ki", value=[0.0, 0.0, 0.0, 0.0, 0.0, 1.0])])[0]
+    assert not bad.successful and "joint_1" in bad.reason, bad.reason  # its limit is inf
