@@ -91,3 +91,72 @@ def test_per_joint_gains_in_joints_order_reach_their_joints(rig, model):
     assert not bad.successful and "joint_6" in bad.reason, bad.reason
     bad = ctl.set_parameters([Parameter("ki", value=[0.0, 0.0, 0.0, 0.0, 0.0, 1.0])])[0]
     assert not bad.successful and "joint_1" in bad.reason, bad.reason  # its limit is inf
+
+
+# ---------------------------------------------------------------------------- a failing law
+LAWS = '''
+import numpy as np
+from robodyn_ros.control import ControlLaw
+
+class _Bad(ControlLaw):
+    parameters = {}
+    def _configure(self, params):
+        pass
+
+class NanLaw(_Bad):
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt):
+        return np.full(self.dof, np.nan)
+
+class RaisingLaw(_Bad):
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt):
+        raise RuntimeError("plugin bug")
+
+class ShortLaw(_Bad):
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt):
+        return np.zeros(self.dof - 1)
+'''
+
+
+@pytest.fixture
+def bad_laws(tmp_path, monkeypatch):
+    (tmp_path / "robodyn_test_bad_laws.py").write_text(LAWS)
+    info = tmp_path / "robodyn_test_bad_laws-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: robodyn-test-bad-laws\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[robodyn_ros.control_laws]\n"
+        "nan_test = robodyn_test_bad_laws:NanLaw\n"
+        "raising_test = robodyn_test_bad_laws:RaisingLaw\n"
+        "short_test = robodyn_test_bad_laws:ShortLaw\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_a_law_that_fails_gives_the_safe_command_and_the_node_runs_on(rig, model, bad_laws):
+    reports = []
+    rig.probe.create_subscription(DiagnosticArray, "/diagnostics", reports.append, 10)
+    ctl = rig.controller(control_law="nan_test", state_timeout=10.0, diagnostic_period=0.2)
+    _discovered(rig)
+    hold = model.gravity_torques(Q0)
+    np.testing.assert_allclose(_command_for(rig, Q0), hold, atol=1e-9)
+    assert ctl.rejected.count == 1 and "NaN" in ctl.rejected.last_reason
+
+    def ours():
+        return [s for r in reports for s in r.status
+                if f"{rig.ns}/computed_torque_controller" in s.name]
+    rig.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR and "law" in s.message
+                               for s in ours()), what="an ERROR report of the failing law")
+
+    for law, reason in (("raising_test", "plugin bug"), ("short_test", "shape")):
+        assert ctl.set_parameters([Parameter("control_law", value=law)])[0].successful
+        before = ctl.rejected.count
+        np.testing.assert_allclose(_command_for(rig, Q0), hold, atol=1e-9)
+        assert ctl.rejected.count == before + 1 and reason in ctl.rejected.last_reason
+
+    ctl.set_parameters([Parameter("on_timeout", value="zero")])
+    np.testing.assert_array_equal(_command_for(rig, Q0), np.zeros(6))
+    # still alive: a sound law works again
+    assert ctl.set_parameters([Parameter("control_law", value="gravity_compensation"),
+                               Parameter("friction", value=False)])[0].successful
+    np.testing.assert_allclose(_command_for(rig, Q0 + 0.1), model.gravity_torques(Q0 + 0.1),
+                               atol=1e-9)

@@ -114,6 +114,8 @@ class ComputedTorqueController(Node):
         self._stale = False
         self._timeout_command = np.zeros(n)
         self._last_t = None
+        self._shape = (n,)
+        self._law_failures = 0  # cycles in which the law raised or gave a non-finite effort
 
         # preallocated output: numpy views write straight into the message buffers
         self._command = Float64MultiArray()
@@ -128,7 +130,7 @@ class ComputedTorqueController(Node):
         self.saturations = CountedWarning(self, "effort saturated at the limit")
         self._window_start = time.monotonic()
         self._window = _Window()
-        self._counts_at_report = (0, 0)  # saturations, rejections
+        self._counts_at_report = (0, 0, 0)  # saturations, rejections, law failures
 
         self._command_pub = self.create_publisher(Float64MultiArray, p["command_topic"], 10)
         self._state_pub = self.create_publisher(JointTrajectoryMsg, "~/state", 10)
@@ -345,9 +347,17 @@ class ComputedTorqueController(Node):
         else:
             q_des, qd_des, qdd_des = self._sampler.sample(t)
         law = self._law if self._enabled else self._gravity
-        tau = law.compute(self._q, self._qd, q_des, qd_des, qdd_des, dt)
+        try:
+            tau = law.compute(self._q, self._qd, q_des, qd_des, qdd_des, dt)
+            bad = (not isinstance(tau, np.ndarray) or tau.shape != self._shape
+                   or not np.isfinite(tau).all())
+        except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
+            tau, bad = None, f"raised {exc!r}"
         computed = time.perf_counter()
-        self._publish_command(tau)
+        if bad:
+            self._law_failed(law, tau, bad)
+        else:
+            self._publish_command(tau)
         self._publish_state(q_des, qd_des, qdd_des)
         w = self._window
         w.cycles += 1
@@ -355,6 +365,20 @@ class ComputedTorqueController(Node):
         w.add("cycle", time.perf_counter() - start)
         if self._state_stamp:
             w.add("latency", self._now() - self._state_stamp)
+
+    def _law_failed(self, law, tau, reason):
+        """Publish the on_timeout command instead of an effort the law could not give."""
+        if reason is True:
+            if not isinstance(tau, np.ndarray):
+                reason = f"returned a {type(tau).__name__}, not a numpy array"
+            elif tau.shape != self._shape:
+                reason = f"returned shape {tau.shape} instead of {self._shape}"
+            else:
+                reason = f"returned NaN or inf {tau.tolist()}"
+        self._law_failures += 1
+        self.rejected(f"control law {type(law).__name__} {reason}: published {self._on_timeout}")
+        self._set_timeout_command()
+        self._publish_timeout_command()
 
     def _publish_command(self, tau):
         limited = np.clip(tau, -self._limit, self._limit, out=self._saturated)
@@ -391,6 +415,9 @@ class ComputedTorqueController(Node):
             self._set_timeout_command()
             self.get_logger().warning(
                 f"no valid joint state for {self._state_timeout} s: publishing {self._on_timeout}")
+        self._publish_timeout_command()
+
+    def _publish_timeout_command(self):
         np.take(self._timeout_command, self._order, out=self._command_view)
         self._command.data = self._command_buffer
         self._command_pub.publish(self._command)
@@ -410,7 +437,8 @@ class ComputedTorqueController(Node):
         elapsed, self._window_start = now - self._window_start, now
         saturated = self.saturations.count - self._counts_at_report[0]
         rejected = self.rejected.count - self._counts_at_report[1]
-        self._counts_at_report = (self.saturations.count, self.rejected.count)
+        failed = self._law_failures - self._counts_at_report[2]
+        self._counts_at_report = (self.saturations.count, self.rejected.count, self._law_failures)
         age = None if self._state_received is None else now - self._state_received
         values = {
             "enabled": self._enabled,
@@ -424,6 +452,8 @@ class ComputedTorqueController(Node):
             "rejected inputs (window)": rejected,
             "rejected inputs (total)": self.rejected.count,
             "last rejection": self.rejected.last_reason,
+            "control law failures (window)": failed,
+            "control law failures (total)": self._law_failures,
             "stale state": self._stale,
             "state age (s)": -1.0 if age is None else age,
         }
@@ -431,6 +461,9 @@ class ComputedTorqueController(Node):
             return WARN, "waiting for the first valid joint state", values
         if self._stale:
             return ERROR, f"joint state stale: publishing {self._on_timeout}", values
+        if failed:
+            return ERROR, (f"control law failed {failed} time(s), publishing {self._on_timeout}: "
+                           f"{self.rejected.last_reason}"), values
         if rejected:
             return WARN, f"inputs rejected: {self.rejected.last_reason}", values
         if saturated:
