@@ -160,3 +160,27 @@ def test_a_law_that_fails_gives_the_safe_command_and_the_node_runs_on(rig, model
                                Parameter("friction", value=False)])[0].successful
     np.testing.assert_allclose(_command_for(rig, Q0 + 0.1), model.gravity_torques(Q0 + 0.1),
                                atol=1e-9)
+
+
+# ---------------------------------------------------------------------------- stale, then valid
+def test_valid_states_after_stale_hold_the_measured_position(rig, model):
+    timeout = 0.2
+    ctl = rig.controller(state_timeout=timeout, on_timeout="zero", friction=False,
+                         ki=50.0, integral_limit=1.0)
+    _discovered(rig)
+    _command_for(rig, Q0)  # holds Q0
+    for _ in range(3):  # integrate some error
+        _command_for(rig, Q0 + 0.05)
+    assert np.abs(ctl._law.integral).max() > 0.0
+    first = len(rig.commands)
+    rig.spin_until(lambda: any(not c.any() for c in rig.commands[first:]), what="stale")
+    time.sleep(1.0)  # the reference could have moved on meanwhile
+    q = Q0 + 0.1  # the arm sagged while nothing was controlled
+    count = len(rig.commands)
+    rig.publish_state(q)
+    rig.spin_until(lambda: any(c.any() for c in rig.commands[count:]),
+                   what="the first command after resuming")
+    resumed = next(c for c in rig.commands[count:] if c.any())
+    # the hold command at the measured position: no Kp e step, no integral, no dt of a second
+    np.testing.assert_allclose(resumed, model.gravity_torques(q), atol=1e-9)
+    assert not ctl._law.integral.any()

@@ -244,8 +244,14 @@ class ComputedTorqueController(Node):
         if self._sampler is None:  # hold the position it started in
             self._sampler = TrajectorySampler(self.model.joint_names, q, self._now())
         if self._stale:
+            # the reference moved on while nothing was controlled and the arm may have moved:
+            # resume by holding where it is, with a fresh integral and no dt spanning the outage
             self._stale = False
-            self.get_logger().info("joint states valid again: control resumes")
+            self._hold_measured()
+            self._law.reset()
+            self._last_t = None
+            self.get_logger().info("joint states valid again: control resumes, holding the "
+                                   "measured position")
         if self.params["rate"] == 0.0:
             self._cycle()
 
