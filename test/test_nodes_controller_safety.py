@@ -184,3 +184,17 @@ def test_valid_states_after_stale_hold_the_measured_position(rig, model):
     # the hold command at the measured position: no Kp e step, no integral, no dt of a second
     np.testing.assert_allclose(resumed, model.gravity_torques(q), atol=1e-9)
     assert not ctl._law.integral.any()
+
+
+# ---------------------------------------------------------------------------- ~/hold
+def test_hold_forgets_the_integral(rig, model):
+    ctl = rig.controller(friction=False, ki=50.0, integral_limit=1.0)
+    _discovered(rig)
+    _command_for(rig, Q0)
+    q = Q0 + 0.05
+    for _ in range(3):
+        _command_for(rig, q)
+    assert np.abs(ctl._law.integral).max() > 0.0
+    assert rig.call(Trigger, "computed_torque_controller/hold", Trigger.Request()).success
+    assert not ctl._law.integral.any()
+    np.testing.assert_allclose(_command_for(rig, q), model.gravity_torques(q), atol=1e-9)

@@ -322,6 +322,7 @@ class ComputedTorqueController(Node):
             response.message = "no valid joint state yet: nothing to hold"
             return response
         self._hold_measured()
+        self._law.reset()  # the integral of the error against the old reference is stale too
         response.success = True
         response.message = f"holding {np.round(self._q[self._order], 6).tolist()}"
         return response
