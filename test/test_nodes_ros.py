@@ -59,12 +59,17 @@ class Rig:
         self.nodes = []
         self.probe = self.add(Node("probe", namespace=self.ns))
         self.commands = []
+        self.command_times = []  # time.monotonic() at each command's arrival
         self.states = []
         self.probe.create_subscription(Float64MultiArray, f"{self.ns}/commands",
-                                       lambda m: self.commands.append(np.array(m.data)), 100)
+                                       self._on_command, 100)
         self.probe.create_subscription(JointTrajectory, f"{self.ns}/computed_torque_controller/state",
                                        self.states.append, 100)
         self.joint_states = self.probe.create_publisher(JointState, "joint_states", 10)
+
+    def _on_command(self, msg):
+        self.command_times.append(time.monotonic())
+        self.commands.append(np.array(msg.data))
 
     def add(self, node):
         self.nodes.append(node)
@@ -185,15 +190,24 @@ def test_bad_joint_states_are_rejected_and_a_safe_command_follows(rig, model):
 
 def test_stale_state_gives_the_on_timeout_command_within_the_timeout(rig, model):
     timeout = 0.2
+    # The README promises the on_timeout command within 1.25 x state_timeout of the last valid
+    # state; MARGIN covers DDS delivery of that state and of the command plus executor latency on
+    # this loaded 2-core machine (a bound that still catches a watchdog that never fires or fires
+    # a whole period late, but not one that trips on scheduling noise).
+    margin = 0.5
     ctl = rig.controller(state_timeout=timeout, on_timeout="zero")
     rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
-    rig.publish_state(Q0)
-    rig.next_command()
     sent = time.monotonic()
-    rig.spin_until(lambda: len(rig.commands) > 1 and not rig.commands[-1].any(),
+    rig.publish_state(Q0)  # the last valid state
+    rig.next_command()
+    assert rig.commands[-1].any()  # the hold command, not zero
+    first = len(rig.commands)
+    rig.spin_until(lambda: any(not c.any() for c in rig.commands[first:]),
                    timeout=timeout * 1.25 + WAIT, what="zero effort after the timeout")
-    waited = time.monotonic() - sent
-    assert waited > timeout  # never before the state is actually stale
+    arrived = next(t for c, t in zip(rig.commands[first:], rig.command_times[first:])
+                   if not c.any())
+    waited = arrived - sent
+    assert timeout < waited <= timeout * 1.25 + margin  # never before the state is actually stale
     # hold_gravity, changed at run time, holds the last valid state
     assert ctl.set_parameters([Parameter("on_timeout", value="hold_gravity")])[0].successful
     rig.spin_until(lambda: np.allclose(rig.commands[-1], model.gravity_torques(Q0)),
