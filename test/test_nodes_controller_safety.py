@@ -198,3 +198,16 @@ def test_hold_forgets_the_integral(rig, model):
     assert rig.call(Trigger, "computed_torque_controller/hold", Trigger.Request()).success
     assert not ctl._law.integral.any()
     np.testing.assert_allclose(_command_for(rig, q), model.gravity_torques(q), atol=1e-9)
+
+
+# ---------------------------------------------------------------------------- rate > 0
+def test_a_positive_rate_publishes_on_the_timer_once_a_state_arrived(rig, model):
+    ctl = rig.controller(rate=200.0, state_timeout=5.0, friction=False)
+    _discovered(rig)
+    rig.spin_for(0.3)
+    assert rig.commands == []  # no state yet: nothing to hold, nothing published
+    rig.publish_state(Q0)
+    rig.spin_until(lambda: len(rig.commands) >= 20, what="timer-driven commands")
+    for command in rig.commands:  # one state, many commands: each holds it
+        np.testing.assert_allclose(command, model.gravity_torques(Q0), atol=1e-9)
+    assert ctl.rejected.count == 0
