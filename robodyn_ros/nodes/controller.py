@@ -101,6 +101,7 @@ class ComputedTorqueController(Node):
             raise ConfigurationError(str(exc)) from exc
         self._gravity = GravityCompensation(self.model, {"friction": False})
         self._state_timeout = p["state_timeout"]
+        self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
 
         # latest valid state (chain order); the reference starts when the first one arrives
         self._q, self._qd = np.zeros(n), np.zeros(n)
@@ -139,13 +140,13 @@ class ComputedTorqueController(Node):
         self.create_subscription(JointTrajectoryPoint, "~/reference", self._on_reference, 10)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.create_service(Trigger, "~/hold", self._on_hold)
-        if p["rate"] > 0.0:
-            self.create_timer(1.0 / p["rate"], self._on_timer)
+        if self._rate > 0.0:
+            self.create_timer(1.0 / self._rate, self._on_timer)
         # staleness is judged in wall time so that it is noticed even when /clock stops
         self.create_timer(self._state_timeout / 4.0, self._watchdog, clock=steady_clock())
         Diagnostics(self, self._report, p["diagnostic_period"])
         p.on_set(self._on_parameters)
-        cadence = "one per joint state" if p["rate"] == 0.0 else f"{p['rate']} Hz"
+        cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
         self.get_logger().info(f"{type(self._law).__name__} on joints {self.joints}, commands "
                                f"on {p['command_topic']} ({cadence})")
 
@@ -252,7 +253,7 @@ class ComputedTorqueController(Node):
             self._last_t = None
             self.get_logger().info("joint states valid again: control resumes, holding the "
                                    "measured position")
-        if self.params["rate"] == 0.0:
+        if self._rate == 0.0:
             self._cycle()
 
     def _match_names(self, names):
