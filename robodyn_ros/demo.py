@@ -175,6 +175,7 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
 
     from robodyn_ros.control import JointTrajectory as Trajectory
     from robodyn_ros.control import TrajectorySampler
+    from robodyn_ros.nodes.common import stamp_seconds
 
     label = _label(rate, payload)
     q_start, q_goal = np.radians(Q_START), np.radians(Q_GOAL)
@@ -194,8 +195,8 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
         states, commands = [], [0]
         node.create_subscription(
             JointState, "/joint_states",
-            lambda m: states.append((m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec,
-                                     list(m.name), np.array(m.position))), 100)
+            lambda m: states.append((stamp_seconds(m.header.stamp), list(m.name),
+                                     np.array(m.position))), 100)
         node.create_subscription(Float64MultiArray, "/effort_controller/commands",
                                  lambda m: commands.__setitem__(0, commands[0] + 1), 100)
         trajectory_pub = node.create_publisher(JointTrajectory,

@@ -103,6 +103,11 @@ def _plain(value):
     return list(value) if isinstance(value, (list, tuple, array.array)) else value
 
 
+def stamp_seconds(stamp) -> float:
+    """A builtin_interfaces Time or Duration (``sec``, ``nanosec``) in seconds."""
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
 def steady_clock() -> Clock:
     """For watchdogs and wall-time periods that must run even when /clock stops."""
     return Clock(clock_type=ClockType.STEADY_TIME)

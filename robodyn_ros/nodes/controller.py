@@ -27,7 +27,7 @@ from robodyn_ros.dynamics import warm_up
 
 from .common import (ERROR, OK, ROBOT_DESCRIPTION_PARAMS, WARN, ConfigurationError,
                      CountedWarning, Diagnostics, Param, Parameters, joint_order, load_model,
-                     spin, steady_clock)
+                     spin, stamp_seconds, steady_clock)
 
 ON_TIMEOUT = ("hold_gravity", "zero")
 
@@ -77,10 +77,6 @@ PARAMS = (
 def _law_value(value):
     """A one-element array is one number for every joint."""
     return value[0] if isinstance(value, list) and len(value) == 1 else value
-
-
-def _seconds(stamp) -> float:
-    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 class ComputedTorqueController(Node):
@@ -240,7 +236,7 @@ class ComputedTorqueController(Node):
             return self.rejected(f"joint state has NaN or inf: position {q.tolist()}, "
                                  f"velocity {qd.tolist()}")
         self._q, self._qd = q, qd
-        self._state_stamp = _seconds(msg.header.stamp)
+        self._state_stamp = stamp_seconds(msg.header.stamp)
         self._state_received = time.monotonic()
         if self._sampler is None:  # hold the position it started in
             self._sampler = TrajectorySampler(self.model.joint_names, q, self._now())
@@ -275,10 +271,10 @@ class ComputedTorqueController(Node):
             accelerations = [p.accelerations for p in points] \
                 if any(len(p.accelerations) for p in points) else None
             trajectory = JointTrajectory(
-                msg.joint_names, [_seconds(p.time_from_start) for p in points],
+                msg.joint_names, [stamp_seconds(p.time_from_start) for p in points],
                 [p.positions for p in points], velocities, accelerations)
             self._sampler.set_trajectory(trajectory, self._now(),
-                                         _seconds(msg.header.stamp) or None)
+                                         stamp_seconds(msg.header.stamp) or None)
         except TrajectoryError as exc:
             return self.rejected(f"trajectory: {exc}")
         self._setpoint = None
