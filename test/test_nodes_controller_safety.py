@@ -211,3 +211,23 @@ def test_a_positive_rate_publishes_on_the_timer_once_a_state_arrived(rig, model)
     for command in rig.commands:  # one state, many commands: each holds it
         np.testing.assert_allclose(command, model.gravity_torques(Q0), atol=1e-9)
     assert ctl.rejected.count == 0
+
+
+# ---------------------------------------------------------------------------- simulator
+def test_simulator_refuses_a_zero_mass_scale(rig):
+    with pytest.raises(InvalidParameterValueException):
+        rig.simulator(urdf_file=PLANAR2, initial_position=[0.0, 0.0], mass_scale=0.0)
+
+
+def test_simulator_survives_a_singular_mass_matrix(rig):
+    sim = rig.simulator(urdf_file=PLANAR2, initial_position=[0.3, 0.2], command_timeout=5.0)
+    rig.spin_until(lambda: sim.time_ns > 0, what="simulated time")
+    sim.model = sim.model.scaled(mass=0.0)  # what a degenerate description does mid-run
+    pub = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
+    _wait_for_subscriber(rig, pub)
+    pub.publish(Float64MultiArray(data=[1.0, 1.0]))
+    rig.spin_until(lambda: not sim._braked, what="the brake release")
+    before = sim.time_ns
+    rig.spin_until(lambda: sim.time_ns > before + 50_000_000, what="time running on")
+    np.testing.assert_array_equal(sim.q, [0.3, 0.2])  # held
+    assert sim.integration_failures > 0

@@ -31,6 +31,8 @@ from robodyn_ros.dynamics.integrate import rk4_step
 from .common import (ROBOT_DESCRIPTION_PARAMS, ConfigurationError, CountedWarning, Param,
                      Parameters, joint_order, load_model, spin, steady_clock)
 
+MIN_SCALE = 1e-3  # mass_scale: a parameter range is inclusive, and 0 leaves M(q) singular
+
 PARAMS = (
     *ROBOT_DESCRIPTION_PARAMS,
     Param("joints", [], "joint names: order of the commands and of /joint_states (empty: the "
@@ -47,8 +49,8 @@ PARAMS = (
           read_only=True),
     Param("payload_com", [0.0, 0.0, 0.0], "payload position in the tip frame (m)",
           read_only=True),
-    Param("mass_scale", 1.0, "factor on every link's mass and inertia (model mismatch)",
-          range=(0.0, 100.0), read_only=True),
+    Param("mass_scale", 1.0, "factor on every link's mass and inertia (model mismatch); > 0, "
+          "zero mass makes the mass matrix singular", range=(MIN_SCALE, 100.0), read_only=True),
     Param("friction_scale", 1.0, "factor on the joints' viscous and Coulomb friction",
           range=(0.0, 100.0), read_only=True),
     Param("position_noise", 0.0, "standard deviation of the measured positions (rad or m)",
@@ -106,6 +108,7 @@ class ArmSimulator(Node):
         self._braked = True
         self._timed_out = False
         self.rejected = CountedWarning(self, "command rejected")
+        self.integration_failures = 0  # ticks whose RK4 steps raised (state held)
 
         self._state = JointState(name=self.joints)
         self._clock = Clock()
@@ -156,8 +159,15 @@ class ArmSimulator(Node):
 
     def _integrate(self):
         q, qd = self.q, self.qd
-        for _ in range(self._steps):
-            q, qd = rk4_step(self.model, q, qd, self._tau, self._dt)
+        try:
+            for _ in range(self._steps):
+                q, qd = rk4_step(self.model, q, qd, self._tau, self._dt)
+        except ValueError as exc:  # a singular mass matrix: hold the state, keep the node alive
+            self.integration_failures += 1
+            self.get_logger().error(
+                f"integration step failed, state held at q = {self.q.tolist()}: {exc} "
+                f"({self.integration_failures} failed ticks)", throttle_duration_sec=2.0)
+            return
         self.q, self.qd = q, qd
 
     def _advance_time(self):
