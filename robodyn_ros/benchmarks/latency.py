@@ -6,14 +6,18 @@ The controller runs in its own process (``python -m robodyn_ros.nodes.controller
 command per joint state), as it would beside a robot driver. This process plays the driver: it
 publishes a stamped JointState every millisecond (paced on the monotonic clock, spinning the
 executor in between) and receives the commands. The controller publishes ``~/state`` right after
-each command with the state's stamp, so the k-th command answers the state stamped like the k-th
-``~/state``: latency = arrival of the command - publication of that state. A cycle is *missed*
+each command, stamped with the state it answered and carrying the command itself as its output
+effort; a command is paired with its state through that content, not by arrival index (one message
+dropped by a KEEP_LAST queue would otherwise shift every later pair): latency = arrival of the
+command - publication of that state. Commands and ``~/state`` messages left without a partner are
+counted and reported (``unpaired_commands``, ``unpaired_states``). A cycle is *missed*
 when its command has not arrived within one period (1 ms), or never. CPU is the controller
 process's user + system time over the run. The law's own compute time comes from
 ``robodyn_ros.benchmarks.control`` (in-process, best of 7 rounds).
 """
 from __future__ import annotations
 
+import collections
 import os
 import signal
 import subprocess
@@ -76,7 +80,9 @@ def run(duration: float = 60.0) -> dict:
         figure("missed cycles (%): command later than one period", result["missed_percent"],
                result["missed_percent"], unit="%",
                note=f"{result['missed']} of {result['cycles']} cycles, {result['lost']} commands lost, "
-                    f"driver skipped {measured['driver_skipped_periods']} periods"),
+                    f"driver skipped {measured['driver_skipped_periods']} periods, "
+                    f"{measured['unpaired_commands']} commands and {measured['unpaired_states']} "
+                    "~/state without a partner"),
         figure("controller CPU (% of one core)", measured["controller_cpu_percent"],
                measured["controller_cpu_percent"], unit="%"),
     ]
@@ -98,15 +104,17 @@ def _drive(controller, duration):
     executor = EventsExecutor()
     executor.add_node(node)
     sent = {}           # state stamp (us) -> monotonic ns when published
-    answered = []       # monotonic ns of each command's arrival
-    state_stamps = []   # stamp (us) of each ~/state, in order
+    answered = []       # (command bytes, monotonic ns of its arrival), in order
+    outputs = []        # (stamp (us), command bytes) of each ~/state, in order
     cycle_means = []    # the controller's own mean cycle time per diagnostics report
-    node.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                             lambda m: answered.append(time.monotonic_ns()), 1000)
+    node.create_subscription(
+        Float64MultiArray, "/effort_controller/commands",
+        lambda m: answered.append((m.data.tobytes(), time.monotonic_ns())), 1000)
     node.create_subscription(
         JointTrajectory, "/computed_torque_controller/state",
-        lambda m: state_stamps.append(m.header.stamp.sec * 1_000_000
-                                      + m.header.stamp.nanosec // 1000), 1000)
+        lambda m: outputs.append((m.header.stamp.sec * 1_000_000 + m.header.stamp.nanosec // 1000,
+                                  m.points[3].effort.tobytes() if len(m.points) > 3 else b"")),
+        1000)
 
     def diagnostics(msg):
         for status in msg.status:
@@ -158,13 +166,36 @@ def _drive(controller, duration):
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-    arrival = dict(zip(state_stamps, answered))
+    arrival, unpaired_commands, unpaired_states = _pair(answered, outputs)
     stamps = list(sent)[first_measured:]
     latency = np.array([(arrival[s] - sent[s]) * 1e-6 if s in arrival else np.inf
                         for s in stamps])
     return {"latency_ms": latency, "driver_skipped_periods": int(skipped),
+            "unpaired_commands": unpaired_commands, "unpaired_states": unpaired_states,
             "controller_cpu_percent": 100.0 * cpu / wall,
             "node_cycle_us_mean": float(np.nanmean(cycle_means)) if cycle_means else float("nan")}
+
+
+def _pair(answered, outputs):
+    """State stamp -> arrival of the command that answered it, plus the numbers of commands and of
+    ``~/state`` messages without a partner.
+
+    ``answered``: (command bytes, arrival) in arrival order; ``outputs``: (state stamp, command
+    bytes) of each ``~/state``. A command is matched to the ``~/state`` that carries it as output
+    (identical commands in arrival order), so a message dropped on either topic leaves only its
+    own partner unpaired instead of shifting every later pair.
+    """
+    waiting = {}
+    for data, t in answered:
+        waiting.setdefault(data, collections.deque()).append(t)
+    arrival, unpaired_states = {}, 0
+    for stamp, data in outputs:
+        times = waiting.get(data)
+        if times:
+            arrival[stamp] = times.popleft()
+        else:
+            unpaired_states += 1
+    return arrival, sum(map(len, waiting.values())), unpaired_states
 
 
 def _cpu_seconds(pid):

@@ -1,0 +1,25 @@
+"""The latency benchmark pairs each command with the state it answered through ``~/state``'s
+content, so a message dropped on either topic (KEEP_LAST queues) costs only its own pair."""
+import numpy as np
+
+from robodyn_ros.benchmarks.latency import _pair
+
+
+def _command(k):
+    return np.full(6, float(k)).tobytes()
+
+
+def test_a_dropped_command_or_state_does_not_shift_the_later_pairs():
+    stamps = [1000 + k for k in range(6)]
+    answered = [(_command(k), 50 + k) for k in range(6) if k != 2]  # command 2 dropped
+    outputs = [(stamps[k], _command(k)) for k in range(6) if k != 4]  # ~/state 4 dropped
+    arrival, unpaired_commands, unpaired_states = _pair(answered, outputs)
+    assert arrival == {stamps[k]: 50 + k for k in (0, 1, 3, 5)}
+    assert unpaired_commands == 1  # command 4: its ~/state was dropped
+    assert unpaired_states == 1  # ~/state 2: its command was dropped
+
+
+def test_identical_commands_pair_in_arrival_order():
+    answered = [(_command(0), 10), (_command(0), 11), (_command(0), 12)]
+    outputs = [(1, _command(0)), (2, _command(0))]
+    assert _pair(answered, outputs) == ({1: 10, 2: 11}, 1, 0)
