@@ -38,22 +38,26 @@ def sp():
 
 
 class Harness:
-    def __init__(self):
+    def __init__(self, namespace="/", overrides=()):
         self.ctx = rclpy.Context()
         rclpy.init(context=self.ctx)
-        self.node = StewartPlatformNode(context=self.ctx, parameter_overrides=[
-            Parameter("rate", value=50.0), Parameter("diagnostics_period", value=0.2)])
-        self.peer = rclpy.create_node("stewart_test_peer", context=self.ctx)
+        self.node = StewartPlatformNode(context=self.ctx, namespace=namespace, parameter_overrides=[
+            Parameter("rate", value=50.0), Parameter("diagnostics_period", value=0.2), *overrides])
+        self.peer = rclpy.create_node("stewart_test_peer", namespace=namespace, context=self.ctx)
         self.executor = SingleThreadedExecutor(context=self.ctx)
         self.executor.add_node(self.node)
         self.executor.add_node(self.peer)
         self.forces, self.legs, self.diagnostics = [], [], []
-        ns = "/stewart_platform/"
+        ns = self.node.get_fully_qualified_name() + "/"
+        self.ns = ns
+        # /diagnostics is shared: keep only this node's status
+        name = f"{self.node.get_name()}: {self.node.get_fully_qualified_name()}"
         self.peer.create_subscription(Float64MultiArray, ns + "actuator_forces",
                                       lambda m: self.forces.append(np.array(m.data)), 50)
         self.peer.create_subscription(JointState, ns + "legs", self.legs.append, 50)
-        self.peer.create_subscription(DiagnosticArray, "/diagnostics",
-                                      lambda m: self.diagnostics.extend(m.status), 50)
+        self.peer.create_subscription(
+            DiagnosticArray, "/diagnostics",
+            lambda m: self.diagnostics.extend(s for s in m.status if s.name == name), 50)
         self.pub_setpoint = self.peer.create_publisher(MultiDOFJointTrajectoryPoint,
                                                        ns + "setpoint", 10)
         self.pub_trajectory = self.peer.create_publisher(MultiDOFJointTrajectory,
@@ -78,7 +82,7 @@ class Harness:
     def wait_for_subscribers(self):
         for pub in (self.pub_setpoint, self.pub_trajectory, self.pub_wrench, self.pub_legs):
             self.spin_until(lambda p=pub: p.get_subscription_count() > 0, "discovery")
-        self.spin_until(lambda: self.peer.count_publishers("/stewart_platform/actuator_forces")
+        self.spin_until(lambda: self.peer.count_publishers(self.ns + "actuator_forces")
                         > 0 and self.forces is not None, "publisher discovery")
 
     def close(self):
@@ -277,6 +281,63 @@ def test_leg_setpoint_closes_through_forward_kinematics(harness, sp):
     h.pub_legs.publish(JointState(position=[0.01] * 6))
     h.spin_until(lambda: any("forward kinematics" in kv.value for s in h.diagnostics
                              for kv in s.values), "FK failure reported")
+
+
+def rejected(h, reason):
+    return any(reason in kv.value for s in h.diagnostics for kv in s.values
+               if kv.key == "last_rejection")
+
+
+def expect_rejection(h, publisher, msg, reason):
+    h.diagnostics.clear()
+    publisher.publish(msg)
+    h.spin_until(lambda: rejected(h, reason), f"rejection '{reason}' on /diagnostics")
+
+
+def expect_unchanged_forces(h, sp):
+    h.forces.clear()
+    h.spin_until(lambda: len(h.forces) >= 3, "forces after a rejection")
+    assert all(np.allclose(f, good_forces(sp), rtol=1e-9) for f in h.forces)
+
+
+def trajectory(*points, times=None, sec=0):
+    msg = MultiDOFJointTrajectory(points=list(points))
+    msg.header.stamp.sec = sec
+    for pt, tau in zip(msg.points, times or range(len(points))):
+        pt.time_from_start.sec = int(tau)
+    return msg
+
+
+def test_malformed_inputs_are_rejected_and_the_node_keeps_running(harness, sp):
+    """Every input callback rejects a malformed message with the reason; none raises out of it
+    (an exception in a callback would end the node)."""
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    lengths = sp.inverse_kinematics(GOOD["t"], GOOD["R"]).lengths.tolist()
+    names = [f"leg{i}" for i in range(1, 7)]
+    good_pt = point(**GOOD)
+    two_velocities = point(**GOOD)
+    two_velocities.velocities.append(Twist())
+    wrench = WrenchStamped()
+    wrench.wrench.torque.y = math.nan
+    cases = [
+        (h.pub_legs, JointState(name=names, position=lengths[:3]), "6 positions, got 3"),
+        (h.pub_legs, JointState(name=names, position=lengths + [0.5]), "6 positions, got 7"),
+        (h.pub_legs, JointState(position=lengths + [0.5]), "6 positions, got 7"),
+        (h.pub_legs, JointState(name=names[:3], position=lengths[:3]), "6 positions, got 3"),
+        (h.pub_legs, JointState(name=["leg1"] * 6, position=lengths), "names must be"),
+        (h.pub_legs, JointState(name=names[:5] + ["leg7"], position=lengths), "names must be"),
+        (h.pub_legs, JointState(name=names, position=lengths[:5] + [math.nan]), "not finite"),
+        (h.pub_trajectory, trajectory(good_pt, sec=-5), "header.stamp"),
+        (h.pub_trajectory, trajectory(good_pt, good_pt, times=[1, 1]), "strictly increasing"),
+        (h.pub_trajectory, trajectory(good_pt, two_velocities), "at most one velocity"),
+        (h.pub_trajectory, trajectory(MultiDOFJointTrajectoryPoint()), "exactly one transform"),
+        (h.pub_setpoint, MultiDOFJointTrajectoryPoint(), "exactly one transform"),
+        (h.pub_wrench, wrench, "external wrench rejected: not finite"),
+    ]
+    for publisher, msg, reason in cases:
+        expect_rejection(h, publisher, msg, reason)
+    expect_unchanged_forces(h, sp)   # still running, still serving the last valid setpoint
 
 
 def test_enable_service_stops_and_resumes_forces(harness, sp):

@@ -31,6 +31,7 @@ limits) leave the current target unchanged; the reason is logged (throttled) and
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -48,6 +49,7 @@ from ..stewart import (ForwardKinematicsError, PlatformFileError, StewartPlatfor
 from ..stewart.setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
 from .common import ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Param
 from .common import Parameters, spin
+
 
 LEG_NAMES = [f"leg{i}" for i in range(1, 7)]
 PARAMS = (
@@ -72,6 +74,21 @@ PARAMS = (
 
 def _vec(v):
     return [v.x, v.y, v.z]
+
+
+def _input(what):
+    """Subscription callback that rejects instead of raising: an exception out of a callback would
+    end the node (spin() does not catch it). Malformed inputs are checked explicitly; this is the
+    last line of defence against anything those checks miss."""
+    def wrap(callback):
+        @functools.wraps(callback)
+        def guarded(self, msg):
+            try:
+                callback(self, msg)
+            except Exception as exc:   # noqa: BLE001 - the node must keep running
+                self.reject(what, f"unexpected {type(exc).__name__}: {exc}")
+        return guarded
+    return wrap
 
 
 class StewartPlatformNode(Node):
@@ -163,12 +180,15 @@ class StewartPlatformNode(Node):
     def wrench_base(self, n):
         return np.tile(self.wrench[0], (n, 1)), np.tile(self.wrench[1], (n, 1))
 
+    @_input("trajectory")
     def on_trajectory(self, msg):
         if not msg.points:
             if isinstance(self.target, PoseTrajectory):
                 self.target = self.current_state().at_rest()
             return
         try:
+            if msg.header.stamp.sec < 0:
+                raise SetpointError(f"header.stamp is negative ({msg.header.stamp.sec} s)")
             pos, quats, rates = self._states(msg.points)
             times = [pt.time_from_start.sec + 1e-9 * pt.time_from_start.nanosec for pt in msg.points]
             traj = PoseTrajectory(times, pos, quats, *rates)
@@ -181,6 +201,7 @@ class StewartPlatformNode(Node):
         self.target = traj
         self.rejection = ""
 
+    @_input("setpoint")
     def on_setpoint(self, msg):
         try:
             pos, quats, rates = self._states([msg])
@@ -189,13 +210,29 @@ class StewartPlatformNode(Node):
             return
         self.set_state(PlatformState(pos[0], quats[0], *(r[0] for r in rates)))
 
-    def on_leg_setpoint(self, msg):
+    def _leg_lengths(self, msg):
+        """The six requested lengths in leg order; SetpointError if malformed."""
+        if len(msg.position) != len(LEG_NAMES):
+            raise SetpointError(f"needs {len(LEG_NAMES)} positions, got {len(msg.position)}")
         lengths = np.array(msg.position, dtype=float)
         if msg.name:
-            if sorted(msg.name) != LEG_NAMES:
-                self.reject("leg setpoint", f"names must be {LEG_NAMES}, got {list(msg.name)}")
-                return
+            if sorted(msg.name) != LEG_NAMES:   # six distinct known legs, in any order
+                raise SetpointError(f"names must be {LEG_NAMES} in any order, got "
+                                    f"{list(msg.name)}")
             lengths = lengths[[list(msg.name).index(n) for n in LEG_NAMES]]
+        if not np.all(np.isfinite(lengths)):
+            raise SetpointError("leg lengths not finite")
+        if np.any(lengths <= 0.0):
+            raise SetpointError(f"leg lengths {lengths.tolist()} must be positive")
+        return lengths
+
+    @_input("leg setpoint")
+    def on_leg_setpoint(self, msg):
+        try:
+            lengths = self._leg_lengths(msg)
+        except SetpointError as exc:
+            self.reject("leg setpoint", exc)
+            return
         if self.target is None:
             self.reject("leg setpoint", "no current pose to start forward kinematics from: "
                                         "send a setpoint or trajectory first")
@@ -219,6 +256,7 @@ class StewartPlatformNode(Node):
         self.target = state
         self.rejection = ""
 
+    @_input("external wrench")
     def on_wrench(self, msg):
         f, m = np.array(_vec(msg.wrench.force)), np.array(_vec(msg.wrench.torque))
         if not (np.all(np.isfinite(f)) and np.all(np.isfinite(m))):
@@ -297,3 +335,4 @@ class StewartPlatformNode(Node):
 
 def main(args=None):
     return spin(StewartPlatformNode, args)
+
