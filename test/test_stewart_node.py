@@ -340,6 +340,45 @@ def test_malformed_inputs_are_rejected_and_the_node_keeps_running(harness, sp):
     expect_unchanged_forces(h, sp)   # still running, still serving the last valid setpoint
 
 
+LIMITS = (0.42, 0.72)   # m: home, GOOD and the pose below fit, the too-long pose's leg 4 does not
+
+
+def test_leg_setpoint_obeys_the_leg_length_limits(sp, tmp_path):
+    data = yaml.safe_load((ROOT / "config" / "stewart_dasgupta.yaml").read_text())
+    data["limits"] = {"leg_length": list(LIMITS)}
+    platform = tmp_path / "limited.yaml"
+    platform.write_text(yaml.safe_dump(data))
+    h = Harness(namespace="/limited", overrides=[Parameter("platform_file", value=str(platform))])
+    try:
+        h.wait_for_subscribers()
+        send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+        # within the limits: accepted through forward kinematics
+        t, R = np.array([0.2, 0.0, 0.45]), np.eye(3)
+        inside = sp.inverse_kinematics(t, R).lengths
+        assert np.all((inside > LIMITS[0]) & (inside < LIMITS[1]))
+        expected = sp.inverse_dynamics(t, R, *np.zeros((4, 3))).forces
+        h.forces.clear()
+        h.pub_legs.publish(JointState(position=inside.tolist()))
+        h.spin_until(lambda: any(np.allclose(f, expected, rtol=1e-7) for f in h.forces),
+                     "forces at the forward-kinematics pose")
+        send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+        # reachable (forward kinematics converges) but leg 4 beyond the upper limit: rejected
+        too_long = sp.inverse_kinematics(np.array([0.22, 0.03, 0.52]),
+                                         rotations.rpy_matrix([0.0, 0.05, -0.1])).lengths
+        assert too_long[3] > LIMITS[1]
+        expect_rejection(h, h.pub_legs, JointState(position=too_long.tolist()),
+                         "outside [0.42, 0.72] m")
+        expect_unchanged_forces(h, sp)
+        # one leg below the lower limit
+        short = inside.copy()
+        short[0] = 0.4
+        expect_rejection(h, h.pub_legs, JointState(position=short.tolist()),
+                         "outside [0.42, 0.72] m")
+        expect_unchanged_forces(h, sp)
+    finally:
+        h.close()
+
+
 def test_enable_service_stops_and_resumes_forces(harness, sp):
     h = harness
     send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))

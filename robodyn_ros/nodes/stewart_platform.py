@@ -211,7 +211,8 @@ class StewartPlatformNode(Node):
         self.set_state(PlatformState(pos[0], quats[0], *(r[0] for r in rates)))
 
     def _leg_lengths(self, msg):
-        """The six requested lengths in leg order; SetpointError if malformed."""
+        """The six requested lengths in leg order; SetpointError if malformed or beyond the file's
+        limits.leg_length (checked here, before forward kinematics: its pose has these lengths)."""
         if len(msg.position) != len(LEG_NAMES):
             raise SetpointError(f"needs {len(LEG_NAMES)} positions, got {len(msg.position)}")
         lengths = np.array(msg.position, dtype=float)
@@ -224,6 +225,11 @@ class StewartPlatformNode(Node):
             raise SetpointError("leg lengths not finite")
         if np.any(lengths <= 0.0):
             raise SetpointError(f"leg lengths {lengths.tolist()} must be positive")
+        if self.sp.leg_length_limits is not None:
+            lo, hi = self.sp.leg_length_limits
+            if np.any((lengths < lo) | (lengths > hi)):
+                raise SetpointError(f"leg lengths {np.round(lengths, 4).tolist()} outside "
+                                    f"[{lo}, {hi}] m")
         return lengths
 
     @_input("leg setpoint")
