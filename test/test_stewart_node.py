@@ -340,6 +340,21 @@ def test_malformed_inputs_are_rejected_and_the_node_keeps_running(harness, sp):
     expect_unchanged_forces(h, sp)   # still running, still serving the last valid setpoint
 
 
+def test_refused_trajectory_is_reported_as_error(harness, sp):
+    """README, Safe action: a target refused for a singular point is reported as ERROR, whether it
+    came as a setpoint or a trajectory."""
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    h.diagnostics.clear()
+    h.pub_trajectory.publish(trajectory(point(**GOOD), point(*singular_pose_on_path_iii(sp))))
+    h.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR and "trajectory rejected" in s.message
+                             and "point 1" in s.message for s in h.diagnostics),
+                 "ERROR for the refused trajectory")
+    h.forces.clear()
+    h.spin_until(lambda: len(h.forces) >= 3, "forces after the refusal")
+    assert all(np.allclose(f, good_forces(sp), rtol=1e-9) for f in h.forces)
+
+
 LIMITS = (0.42, 0.72)   # m: home, GOOD and the pose below fit, the too-long pose's leg 4 does not
 
 

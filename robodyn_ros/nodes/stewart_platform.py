@@ -7,7 +7,8 @@ Subscribes
                      zero when absent); sampled in time from header.stamp (receipt time when zero);
                      an empty trajectory stops it and holds the current pose.
   ~/setpoint         trajectory_msgs/MultiDOFJointTrajectoryPoint: one state, held until replaced.
-  ~/leg_setpoint     sensor_msgs/JointState: six leg lengths (names leg1..leg6, or in that order);
+  ~/leg_setpoint     sensor_msgs/JointState: six leg lengths (names leg1..leg6 once each in any
+                     order, or no names for that order), within the file's limits.leg_length;
                      forward kinematics from the current target pose gives a pose held at rest.
   ~/external_wrench  geometry_msgs/WrenchStamped: force and moment on the platform at its reference
                      point, platform frame; used until replaced.
@@ -21,13 +22,18 @@ Publishes
 Service
   ~/enable           std_srvs/SetBool: stop or resume publishing forces
 
-Safe action: when a computed state is singular, its condition number exceeds condition_limit, or a
-force exceeds force_limit, the node publishes NO forces for it (it never clips: clipped forces would not
-balance the platform and would look valid), reports ERROR on /diagnostics with the reason, and resumes
-by itself once the commanded state is back within the limits. Downstream actuators therefore keep their
-last safe command or apply their own timeout. Rejected inputs (non-finite numbers, a quaternion off unit
-norm, legs outside their limits, forward kinematics not converging, a trajectory reaching beyond the
-limits) leave the current target unchanged; the reason is logged (throttled) and shown on /diagnostics.
+Safe action: a target (setpoint, leg setpoint or trajectory) with a point that is singular, beyond
+condition_limit or beyond force_limit is refused on arrival and reported as ERROR at once. When a
+sampled state crosses those limits, the node publishes NO forces for it (it never clips: clipped forces
+would not balance the platform and would look valid), reports ERROR on /diagnostics with the reason, and
+resumes by itself once the commanded state is back within the limits. Downstream actuators therefore
+keep their last safe command or apply their own timeout. Malformed inputs (non-finite numbers, a
+quaternion off unit norm, a point without exactly one transform, times not increasing, a negative
+stamp, a leg setpoint without six positions or six distinct leg names), legs outside limits.leg_length
+(leg setpoints are checked before forward kinematics) and forward kinematics not converging are
+rejected. Every rejection or refusal leaves the current target unchanged; the reason is counted, logged
+(throttled) and shown as last_rejection on /diagnostics. No input callback raises: an exception would
+end the node.
 """
 from __future__ import annotations
 
@@ -147,8 +153,15 @@ class StewartPlatformNode(Node):
 
     # --- inputs -------------------------------------------------------------------------------
     def reject(self, what, reason):
+        """A malformed input: counted, logged (throttled), last_rejection on /diagnostics (WARN)."""
         self.rejection = f"{what} rejected: {reason}"
         self.rejected(self.rejection)
+
+    def refuse(self, what, reason):
+        """A well-formed target beyond the limits (singular, condition, force): rejected as above
+        and reported as ERROR at once; the previous target stays active."""
+        self.reject(what, reason)
+        self.report(ERROR, self.rejection, {})
 
     def _states(self, points):
         """Arrays of K validated states from MultiDOFJointTrajectoryPoints; SetpointError if bad."""
@@ -192,9 +205,13 @@ class StewartPlatformNode(Node):
             pos, quats, rates = self._states(msg.points)
             times = [pt.time_from_start.sec + 1e-9 * pt.time_from_start.nanosec for pt in msg.points]
             traj = PoseTrajectory(times, pos, quats, *rates)
-            self._check_limits((pos, rotations.quaternion_matrix(quats), *rates))
         except SetpointError as exc:
             self.reject("trajectory", exc)
+            return
+        try:
+            self._check_limits((pos, rotations.quaternion_matrix(quats), *rates))
+        except SetpointError as exc:
+            self.refuse("trajectory", exc)
             return
         stamp = Time.from_msg(msg.header.stamp, clock_type=self.get_clock().clock_type)
         self.trajectory_start = stamp if stamp.nanoseconds else self.get_clock().now()
@@ -208,7 +225,7 @@ class StewartPlatformNode(Node):
         except SetpointError as exc:
             self.reject("setpoint", str(exc).removeprefix("point 0: "))
             return
-        self.set_state(PlatformState(pos[0], quats[0], *(r[0] for r in rates)))
+        self.set_state("setpoint", PlatformState(pos[0], quats[0], *(r[0] for r in rates)))
 
     def _leg_lengths(self, msg):
         """The six requested lengths in leg order; SetpointError if malformed or beyond the file's
@@ -250,14 +267,14 @@ class StewartPlatformNode(Node):
             self.reject("leg setpoint", f"forward kinematics: {exc}")
             return
         zero = np.zeros(3)
-        self.set_state(PlatformState(t, rotations.matrix_quaternion(R), zero, zero, zero, zero))
+        self.set_state("leg setpoint",
+                       PlatformState(t, rotations.matrix_quaternion(R), zero, zero, zero, zero))
 
-    def set_state(self, state):
+    def set_state(self, what, state):
         try:
             self._check_limits(tuple(np.asarray(x)[None] for x in state.pose_args()))
         except SetpointError as exc:
-            self.reject("setpoint", str(exc).removeprefix("point 0: "))
-            self.report(ERROR, self.rejection, {})
+            self.refuse(what, str(exc).removeprefix("point 0: "))
             return
         self.target = state
         self.rejection = ""
