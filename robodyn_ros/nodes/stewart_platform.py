@@ -359,3 +359,7 @@ class StewartPlatformNode(Node):
 def main(args=None):
     return spin(StewartPlatformNode, args)
 
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
