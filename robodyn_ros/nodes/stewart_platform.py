@@ -43,7 +43,6 @@ import warnings
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
-from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
@@ -54,7 +53,7 @@ from ..stewart import (ForwardKinematicsError, PlatformFileError, StewartPlatfor
                        warm_up)
 from ..stewart.setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
 from .common import ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Param
-from .common import Parameters, spin
+from .common import Parameters, spin, stamp_seconds
 
 
 LEG_NAMES = [f"leg{i}" for i in range(1, 7)]
@@ -203,7 +202,7 @@ class StewartPlatformNode(Node):
             if msg.header.stamp.sec < 0:
                 raise SetpointError(f"header.stamp is negative ({msg.header.stamp.sec} s)")
             pos, quats, rates = self._states(msg.points)
-            times = [pt.time_from_start.sec + 1e-9 * pt.time_from_start.nanosec for pt in msg.points]
+            times = [stamp_seconds(pt.time_from_start) for pt in msg.points]
             traj = PoseTrajectory(times, pos, quats, *rates)
         except SetpointError as exc:
             self.reject("trajectory", exc)
@@ -213,10 +212,14 @@ class StewartPlatformNode(Node):
         except SetpointError as exc:
             self.refuse("trajectory", exc)
             return
-        stamp = Time.from_msg(msg.header.stamp, clock_type=self.get_clock().clock_type)
-        self.trajectory_start = stamp if stamp.nanoseconds else self.get_clock().now()
+        start = stamp_seconds(msg.header.stamp)
+        self.trajectory_start = start if start else self.now()
         self.target = traj
         self.rejection = ""
+
+    def now(self):
+        """Node-clock time in seconds (the clock trajectory stamps are read on)."""
+        return self.get_clock().now().nanoseconds * 1e-9
 
     @_input("setpoint")
     def on_setpoint(self, msg):
@@ -296,7 +299,7 @@ class StewartPlatformNode(Node):
     # --- evaluation ---------------------------------------------------------------------------
     def current_state(self) -> PlatformState:
         if isinstance(self.target, PoseTrajectory):
-            elapsed = (self.get_clock().now() - self.trajectory_start).nanoseconds * 1e-9
+            elapsed = self.now() - self.trajectory_start
             return self.target.sample(elapsed)
         return self.target
 
