@@ -231,6 +231,15 @@ def spin(make_node: Callable[[], Node], args: Sequence[str] | None = None) -> in
     """Run one node until Ctrl-C or shutdown with the EventsExecutor (measured ~2x lower latency
     and ~3x less CPU at 1 kHz than the default executor here); a ConfigurationError ends the
     process with its message instead of a traceback. Returns the exit code."""
+    try:
+        return _spin(make_node, args)
+    except KeyboardInterrupt:
+        # rclpy's signal handler shuts the context down at once, so the loop may already have
+        # ended when Python raises KeyboardInterrupt: during the clean-up. Ctrl-C is a clean exit.
+        return 0
+
+
+def _spin(make_node, args):
     from rclpy.experimental import EventsExecutor
     rclpy.init(args=args)
     node = None
@@ -247,6 +256,10 @@ def spin(make_node: Callable[[], Node], args: Sequence[str] | None = None) -> in
     except ConfigurationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except Exception:
+        if rclpy.ok():
+            raise
+        # Ctrl-C during start-up shut the context down under the constructor: a clean exit
     finally:
         if node is not None:
             node.destroy_node()
