@@ -290,6 +290,21 @@ def test_reference_point_is_followed_in_joints_order(rig, model):
     np.testing.assert_allclose(command, expected[::-1], rtol=1e-9)
 
 
+def test_state_echoes_the_joint_state_stamp_to_the_nanosecond(rig):
+    # ~/state is how a listener matches a command to the state it answers: a stamp rebuilt from
+    # float seconds (2.4e-7 s resolution at this epoch) would match neither exactly
+    rig.controller(friction=False)
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    for sec, nanosec in [(1795418384, 104426244), (1795418385, 999_999_999), (1795418386, 1)]:
+        msg = JointState(name=JOINTS, position=Q0.tolist(), velocity=[0.0] * 6)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        count = len(rig.states)
+        rig.joint_states.publish(msg)
+        rig.spin_until(lambda: len(rig.states) > count, what="~/state")
+        stamp = rig.states[-1].header.stamp
+        assert (stamp.sec, stamp.nanosec) == (sec, nanosec)
+
+
 # ---------------------------------------------------------------------------- parameters
 def test_parameter_changes_are_validated(rig, model):
     ctl = rig.controller(friction=False)

@@ -101,7 +101,8 @@ class ComputedTorqueController(Node):
 
         # latest valid state (chain order); the reference starts when the first one arrives
         self._q, self._qd = np.zeros(n), np.zeros(n)
-        self._state_stamp = 0.0
+        self._state_stamp = 0.0  # seconds; 0 for an unstamped state
+        self._state_time = None  # its header stamp as received, echoed exactly by ~/state
         self._state_received = None  # time.monotonic() of the last valid state
         self._state_names: list[str] | None = None
         self._state_index: np.ndarray | str = "no joint state yet"
@@ -236,6 +237,7 @@ class ComputedTorqueController(Node):
             return self.rejected(f"joint state has NaN or inf: position {q.tolist()}, "
                                  f"velocity {qd.tolist()}")
         self._q, self._qd = q, qd
+        self._state_time = msg.header.stamp
         self._state_stamp = stamp_seconds(msg.header.stamp)
         self._state_received = time.monotonic()
         if self._sampler is None:  # hold the position it started in
@@ -362,7 +364,7 @@ class ComputedTorqueController(Node):
             self._law_failed(law, tau, bad)
         else:
             self._publish_command(tau)
-        self._publish_state(q_des, qd_des, qdd_des)
+        self._publish_state(q_des, qd_des, qdd_des, t)
         w = self._window
         w.cycles += 1
         w.add("compute", computed - start)
@@ -393,13 +395,17 @@ class ComputedTorqueController(Node):
         self._command.data = self._command_buffer
         self._command_pub.publish(self._command)
 
-    def _publish_state(self, q_des, qd_des, qdd_des):
+    def _publish_state(self, q_des, qd_des, qdd_des, t):
         if not self._state_listened:  # building it costs as much as the law: only for a listener
             return
         o = self._order
         msg = self._state_msg
-        msg.header.stamp.sec = int(self._last_t)
-        msg.header.stamp.nanosec = int((self._last_t % 1.0) * 1e9)
+        # the state's own stamp, not its float seconds (off by up to 0.2 us), so that a listener
+        # can match ~/state to the JointState it answers
+        if self._state_stamp:
+            msg.header.stamp = self._state_time
+        else:
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(round(t * 1e9), 1_000_000_000)
         reference, feedback, error, output = msg.points
         reference.positions, reference.velocities, reference.accelerations = (
             _buffer(q_des[o]), _buffer(qd_des[o]), _buffer(qdd_des[o]))
