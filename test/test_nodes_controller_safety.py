@@ -17,7 +17,10 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robodyn_ros.resources import find_share_file
-from test_nodes_ros import JOINTS, Q0, Rig, _wait_for_subscriber, model  # noqa: F401 (fixture)
+from test_nodes_ros import JOINTS, Q0, Rig, _wait_for_subscriber
+from test_nodes_ros import model as puma_model
+
+model = puma_model  # test_nodes_ros's module-scoped PUMA fixture, under the name the tests use
 
 PLANAR2 = str(find_share_file("urdf/planar2.urdf"))  # no armature: M(q) = 0 at mass_scale 0
 
