@@ -46,7 +46,7 @@ class Harness:
         self.ctx = rclpy.Context()
         rclpy.init(context=self.ctx)
         self.node = StewartPlatformNode(context=self.ctx, namespace=namespace, parameter_overrides=[
-            Parameter("rate", value=50.0), Parameter("diagnostics_period", value=0.2), *overrides])
+            Parameter("rate", value=50.0), Parameter("diagnostic_period", value=0.2), *overrides])
         self.peer = rclpy.create_node("stewart_test_peer", namespace=namespace, context=self.ctx)
         self.executor = SingleThreadedExecutor(context=self.ctx)
         self.executor.add_node(self.node)

@@ -190,6 +190,10 @@ def read_robot_description(params: Parameters) -> str:
     return file.read_text()
 
 
+# one name and meaning on every node, as tools that watch /diagnostics expect
+DIAGNOSTIC_PERIOD = Param("diagnostic_period", 1.0, "seconds (wall time) between /diagnostics "
+                          "reports", range=(0.01, 60.0), read_only=True)
+
 ROBOT_DESCRIPTION_PARAMS = (
     Param("robot_description", "", "URDF XML of the arm (as robot_state_publisher takes it); "
           "overrides urdf_file", read_only=True),

@@ -25,8 +25,8 @@ from robodyn_ros.control import JointTrajectory, TrajectoryError, TrajectorySamp
 from robodyn_ros.control.laws import GravityCompensation
 from robodyn_ros.dynamics import warm_up
 
-from .common import (ERROR, OK, ROBOT_DESCRIPTION_PARAMS, WARN, ConfigurationError,
-                     CountedWarning, Diagnostics, Param, Parameters, joint_order, load_model,
+from .common import (DIAGNOSTIC_PERIOD, ERROR, OK, ROBOT_DESCRIPTION_PARAMS, WARN,
+                     ConfigurationError, CountedWarning, Diagnostics, Param, Parameters, joint_order, load_model,
                      spin, stamp_seconds, steady_clock)
 
 ON_TIMEOUT = ("hold_gravity", "zero")
@@ -69,8 +69,7 @@ PARAMS = (
           "empty: the URDF's <limit effort> (none where absent)", type=Parameter.Type.DOUBLE_ARRAY),
     Param("on_timeout", "hold_gravity", "command while the state is stale: hold_gravity = g(q) "
           "at the last valid state, zero = no effort", constraints=" | ".join(ON_TIMEOUT)),
-    Param("diagnostic_period", 1.0, "seconds between /diagnostics reports", range=(0.1, 60.0),
-          read_only=True),
+    DIAGNOSTIC_PERIOD,
 )
 
 

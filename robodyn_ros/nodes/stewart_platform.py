@@ -52,7 +52,8 @@ from ..resources import find_share_file
 from ..stewart import (ForwardKinematicsError, PlatformFileError, StewartPlatform, rotations,
                        warm_up)
 from ..stewart.setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
-from .common import ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Param
+from .common import (DIAGNOSTIC_PERIOD, ERROR, OK, WARN, ConfigurationError, CountedWarning,
+                     Diagnostics, Param)
 from .common import Parameters, spin, stamp_seconds
 
 
@@ -72,8 +73,7 @@ PARAMS = (
           "on ~/static_forces"),
     Param("quaternion_tolerance", 1.0e-3, "largest accepted | |q| - 1 | of an input orientation",
           range=(0.0, 0.5)),
-    Param("diagnostics_period", 1.0, "s between periodic /diagnostics messages (a change of "
-          "level is published at once)", range=(0.01, 60.0), read_only=True),
+    DIAGNOSTIC_PERIOD,  # a change of level is published at once
 )
 
 
@@ -135,7 +135,7 @@ class StewartPlatformNode(Node):
         self.params.on_set(self.on_parameters)
         self.timer = self.create_timer(1.0 / self.params["rate"], self.step)
         self.diagnostics = Diagnostics(self, self.diagnostic_report,
-                                       period=self.params["diagnostics_period"],
+                                       period=self.params["diagnostic_period"],
                                        hardware_id=self.sp.name)
 
     # --- parameters ---------------------------------------------------------------------------
