@@ -400,6 +400,31 @@ def test_simulator_brakes_until_commanded_then_zero_effort_after_timeout(rig, mo
     rig.spin_until(lambda: sim.time_ns > before, what="time after the reset")  # never backwards
 
 
+def test_simulator_diagnostics_report_brake_rejections_and_timeout(rig, model):
+    reports = []
+    rig.probe.create_subscription(DiagnosticArray, "/diagnostics", reports.append, 10)
+    rig.simulator(command_timeout=0.3, diagnostic_period=0.1)
+
+    def latest():
+        ours = [s for r in reports for s in r.status if f"{rig.ns}/arm_simulator" in s.name]
+        return ours[-1] if ours else None
+
+    def values():
+        return {kv.key: kv.value for kv in latest().values}
+    rig.spin_until(lambda: latest() is not None, what="a simulator report")
+    assert latest().level == DiagnosticStatus.OK and "braked" in latest().message
+    assert values()["braked"] == "True" and float(values()["real-time factor"]) > 0.0
+    pub = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
+    _wait_for_subscriber(rig, pub)
+    pub.publish(Float64MultiArray(data=[0.0] * 5))  # one effort short
+    rig.spin_until(lambda: latest().level == DiagnosticStatus.WARN
+                   and "rejected" in latest().message, what="a rejection report")
+    assert values()["rejected commands (total)"] == "1"
+    pub.publish(Float64MultiArray(data=model.gravity_torques(Q0).tolist()))
+    rig.spin_until(lambda: "no command for 0.3 s" in latest().message, what="a timeout report")
+    assert latest().level == DiagnosticStatus.WARN and values()["command timed out"] == "True"
+
+
 def test_simulator_stamps_state_with_its_clock_and_adds_seeded_noise(rig):
     received = []
     rig.probe.create_subscription(JointState, "joint_states", received.append, 100)

@@ -11,6 +11,9 @@ With ``lockstep`` a tick integrates only once a command has arrived since the la
 state (the controller's answer to it): a late answer then delays the simulation instead of
 being replaced by the previous command, so the loop is the sampled-data loop on paper whatever
 the load on the machine. It expects one command per state (the controller's ``rate: 0``).
+
+``/diagnostics`` reports the real-time factor, the brake, a command timeout, rejected commands
+and failed integration steps.
 """
 from __future__ import annotations
 
@@ -28,8 +31,9 @@ from std_srvs.srv import Trigger
 from robodyn_ros.dynamics import warm_up
 from robodyn_ros.dynamics.integrate import rk4_step
 
-from .common import (ROBOT_DESCRIPTION_PARAMS, ConfigurationError, CountedWarning, Param,
-                     Parameters, joint_order, load_model, spin, steady_clock)
+from .common import (DIAGNOSTIC_PERIOD, ERROR, OK, ROBOT_DESCRIPTION_PARAMS, WARN,
+                     ConfigurationError, CountedWarning, Diagnostics, Param, Parameters,
+                     joint_order, load_model, spin, steady_clock)
 
 MIN_SCALE = 1e-3  # mass_scale: a parameter range is inclusive, and 0 leaves M(q) singular
 
@@ -62,6 +66,7 @@ PARAMS = (
           "module docstring); the simulation then runs at most in real time", read_only=True),
     Param("command_timeout", 0.1, "seconds (wall time) without a command after which the effort "
           "is zero", range=(0.001, 60.0), read_only=True),
+    DIAGNOSTIC_PERIOD,
 )
 
 
@@ -109,14 +114,17 @@ class ArmSimulator(Node):
         self._timed_out = False
         self.rejected = CountedWarning(self, "command rejected")
         self.integration_failures = 0  # ticks whose RK4 steps raised (state held)
+        # at the last /diagnostics report: wall time, simulated time, rejections, failures
+        self._at_report = (time.monotonic(), 0, 0, 0)
 
         self._state = JointState(name=self.joints)
-        self._clock = Clock()
+        self._clock_msg = Clock()
         self._state_pub = self.create_publisher(JointState, "joint_states", 10)
         self._clock_pub = self.create_publisher(Clock, "/clock", 10)
         self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command, 10)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_timer(1.0 / publish_rate, self._tick, clock=steady_clock())
+        Diagnostics(self, self._report, p["diagnostic_period"], hardware_id=model.name)
         self.get_logger().info(
             f"simulating {model.name} ({n} joints) at {p['rate']:g} Hz, publishing at "
             f"{publish_rate:g} Hz; braked until the first command on {p['command_topic']}")
@@ -135,6 +143,31 @@ class ArmSimulator(Node):
         if self._deferred:  # lockstep: a tick waited for this answer; at most one step per tick
             self._integrate()
             self._advance_time()
+
+    def _report(self):
+        now = time.monotonic()
+        wall, sim_ns, rejected, failed = self._at_report
+        self._at_report = (now, self.time_ns, self.rejected.count, self.integration_failures)
+        rejected = self.rejected.count - rejected
+        failed = self.integration_failures - failed
+        values = {
+            "simulated time (s)": self.time_ns * 1e-9,
+            "real-time factor": (self.time_ns - sim_ns) * 1e-9 / max(now - wall, 1e-9),
+            "braked": self._braked,
+            "command timed out": self._timed_out,
+            "rejected commands (window)": rejected,
+            "rejected commands (total)": self.rejected.count,
+            "last rejection": self.rejected.last_reason,
+            "integration failures (window)": failed,
+            "integration failures (total)": self.integration_failures,
+        }
+        if failed:
+            return ERROR, f"integration failed {failed} time(s): state held", values
+        if self._timed_out:
+            return WARN, f"no command for {self._timeout} s: zero effort", values
+        if rejected:
+            return WARN, f"commands rejected: {self.rejected.last_reason}", values
+        return OK, "braked until the first command" if self._braked else "simulating", values
 
     def _on_reset(self, request, response):
         self.q, self.qd = self._initial.copy(), np.zeros(self.model.dof)
@@ -177,9 +210,9 @@ class ArmSimulator(Node):
 
     def _publish(self):
         sec, nanosec = divmod(self.time_ns, 1_000_000_000)
-        self._clock.clock.sec = self._state.header.stamp.sec = sec
-        self._clock.clock.nanosec = self._state.header.stamp.nanosec = nanosec
-        self._clock_pub.publish(self._clock)
+        self._clock_msg.clock.sec = self._state.header.stamp.sec = sec
+        self._clock_msg.clock.nanosec = self._state.header.stamp.nanosec = nanosec
+        self._clock_pub.publish(self._clock_msg)
         q, qd = self.q, self.qd
         if self._noise.any():
             q = q + self._rng.normal(0.0, self._noise[0], q.size)
