@@ -1,7 +1,11 @@
-"""The README's Python API example runs as written (so that it cannot drift from the code)."""
+"""The README's Python API example runs as written, and its parameter tables name exactly the
+parameters each node declares (so that neither can drift from the code)."""
+import importlib
 import re
 import warnings
 from pathlib import Path
+
+import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -16,3 +20,17 @@ def test_python_api_example_runs(monkeypatch):
         exec(compile(example, str(README), "exec"), namespace)
     assert namespace["T"].shape == (10_000, 6)
     assert namespace["q_path"].shape == (1001, 2)
+
+
+@pytest.mark.parametrize("heading, module", [
+    ("## Node `computed_torque_controller`", "controller"),
+    ("## Node `arm_simulator`", "simulator"),
+    ("### Node `stewart_platform`", "stewart_platform"),
+])
+def test_parameter_table_names_every_declared_parameter(heading, module):
+    declared = {p.name for p in importlib.import_module(f"robodyn_ros.nodes.{module}").PARAMS}
+    section = README.read_text().split(heading + "\n", 1)[1]
+    table = re.search(r"^\|.*?(?=^[^|])", section, re.S | re.M).group(0)
+    documented = {name for row in table.splitlines()[2:]
+                  for name in re.findall(r"`(\w+)`", row.split("|")[1])}
+    assert documented - {"use_sim_time"} == declared  # use_sim_time: rclpy declares it
