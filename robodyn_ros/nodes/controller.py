@@ -26,8 +26,8 @@ from robodyn_ros.control.laws import GravityCompensation
 from robodyn_ros.dynamics import warm_up
 
 from .common import (DIAGNOSTIC_PERIOD, ERROR, OK, ROBOT_DESCRIPTION_PARAMS, WARN,
-                     ConfigurationError, CountedWarning, Diagnostics, Param, Parameters, joint_order, load_model,
-                     spin, stamp_seconds, steady_clock)
+                     ConfigurationError, CountedWarning, Diagnostics, Param, Parameters,
+                     joint_order, load_model, spin, stamp_seconds, steady_clock)
 
 ON_TIMEOUT = ("hold_gravity", "zero")
 

@@ -53,8 +53,7 @@ from ..stewart import (ForwardKinematicsError, PlatformFileError, StewartPlatfor
                        warm_up)
 from ..stewart.setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
 from .common import (DIAGNOSTIC_PERIOD, ERROR, OK, WARN, ConfigurationError, CountedWarning,
-                     Diagnostics, Param)
-from .common import Parameters, spin, stamp_seconds
+                     Diagnostics, Param, Parameters, spin, stamp_seconds)
 
 
 LEG_NAMES = [f"leg{i}" for i in range(1, 7)]
