@@ -5,8 +5,10 @@ Each test runs its nodes in a namespace of its own, so that nothing left in flig
 reaches the next. Waits have generous deadlines; nothing asserts how fast something happened.
 """
 import itertools
+import re
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -359,6 +361,46 @@ def test_a_law_registered_by_another_distribution_is_loaded_by_name(rig, tmp_pat
     rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
     rig.publish_state(Q0)
     np.testing.assert_array_equal(rig.next_command(), np.full(6, 1.5))
+
+
+def test_readme_plugin_law_with_its_own_parameter_is_set_like_the_gains(rig, model, tmp_path,
+                                                                         monkeypatch):
+    # the README's example law (damping: its own parameter, default 1), registered as a package
+    # would register it: its parameter is a node parameter, at start and at run time
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("### Writing and registering a law in another package", 1)[1]
+    (tmp_path / "robodyn_readme_law.py").write_text(
+        re.search(r"```python\n(.*?)```", section, re.S).group(1))
+    info = tmp_path / "robodyn_readme_law-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: robodyn-readme-law\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[robodyn_ros.control_laws]\ndamped_gravity = robodyn_readme_law:DampedGravity\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    ctl = rig.controller(control_law="damped_gravity", effort_limits=[1e3] * 6)
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    qd = np.full(6, 0.5)
+    rig.publish_state(Q0, qd)
+    np.testing.assert_allclose(rig.next_command(), model.gravity_torques(Q0) - 1.0 * qd,
+                               atol=1e-9)  # not set: the law's default
+    assert ctl.set_parameters([Parameter("damping", value=3.0)])[0].successful
+    rig.publish_state(Q0, qd)
+    np.testing.assert_allclose(rig.next_command(), model.gravity_torques(Q0) - 3.0 * qd,
+                               atol=1e-9)
+    result = ctl.set_parameters([Parameter("damping", value=-1.0)])[0]
+    assert not result.successful and "damping must be >= 0" in result.reason
+    # and from the start, as a launch file or YAML would give it
+    damping = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    with warnings.catch_warnings():  # the PUMA data's link-3 inertia
+        warnings.simplefilter("ignore")
+        other = ComputedTorqueController(namespace=next(_namespaces), parameter_overrides=[
+            Parameter("urdf_file", value=URDF), Parameter("control_law", value="damped_gravity"),
+            Parameter("damping", value=damping)])
+    try:
+        assert other._law.params["damping"] == damping
+    finally:
+        other.destroy_node()
 
 
 # ---------------------------------------------------------------------------- saturation

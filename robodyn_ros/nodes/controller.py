@@ -21,7 +21,8 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from robodyn_ros.control import JointTrajectory, TrajectoryError, TrajectorySampler, load_law
+from robodyn_ros.control import (JointTrajectory, TrajectoryError, TrajectorySampler,
+                                 available_laws, load_law)
 from robodyn_ros.control.laws import GravityCompensation
 from robodyn_ros.dynamics import warm_up
 
@@ -81,7 +82,10 @@ def _law_value(value):
 class ComputedTorqueController(Node):
     def __init__(self, name: str = "computed_torque_controller", **kwargs):
         super().__init__(name, **kwargs)
-        self.params = p = Parameters(self, PARAMS)
+        plugin_params = _plugin_law_params(self.get_logger())
+        self.params = p = Parameters(self, (*PARAMS, *plugin_params))
+        # what a law is built from: its name and every parameter a law may take
+        self._law_keys = ("control_law", *(q.name for q in (*LAW_PARAMS, *plugin_params)))
         self.model = load_model(p)
         # compile before the first cycle needs it (a cache load after the first run on a machine)
         warm_up(notify=self.get_logger().info, forward=False)
@@ -89,7 +93,7 @@ class ComputedTorqueController(Node):
         self._order = np.array(joint_order(p["joints"], self.model.joint_names))
         self.joints = [self.model.joint_names[i] for i in self._order]
         try:
-            self._law = self._make_law({k: p[k] for k in ("control_law", *_law_param_names())})
+            self._law = self._make_law({k: p[k] for k in self._law_keys})
             self._limit = self._effort_limits(p["effort_limits"])
             self._on_timeout = self._check_on_timeout(p["on_timeout"])
         except ValueError as exc:
@@ -151,8 +155,9 @@ class ComputedTorqueController(Node):
         name = values["control_law"]
         cls = load_law(name)  # UnknownLawError (a ValueError) lists the available ones
         try:
+            # a plugin parameter nobody set is None: the law's own default then applies
             return cls(self.model, {k: self._chain_order(k, _law_value(values[k]))
-                                    for k in cls.parameters if k in values})
+                                    for k in cls.parameters if values.get(k) is not None})
         except ValueError:
             raise
         except Exception as exc:  # a plugin's own failure must not take the node down
@@ -198,10 +203,9 @@ class ComputedTorqueController(Node):
         return value
 
     def _on_parameters(self, changes):
-        law_keys = {"control_law", *_law_param_names()}
         law = limit = on_timeout = None
-        if law_keys & changes.keys():
-            law = self._make_law({**{k: self.params[k] for k in law_keys}, **changes})
+        if changes.keys() & set(self._law_keys):
+            law = self._make_law({**{k: self.params[k] for k in self._law_keys}, **changes})
         if "effort_limits" in changes:
             limit = self._effort_limits(changes["effort_limits"])
         if "on_timeout" in changes:
@@ -484,8 +488,23 @@ def _buffer(values: np.ndarray) -> array.array:
     return array.array("d", values.tobytes())
 
 
-def _law_param_names():
-    return [p.name for p in LAW_PARAMS]
+def _plugin_law_params(logger):
+    """A parameter for each one that a registered law takes beyond LAW_PARAMS, so that a plugin's
+    own parameters are set like the built-in gains; unset (the default), the law's default holds."""
+    declared = {p.name for p in PARAMS}
+    extra = {}
+    for law in sorted(available_laws()):
+        try:
+            cls = load_law(law)
+        except Exception as exc:  # noqa: BLE001 (choosing it later gives the error again)
+            logger.warning(f"control law '{law}' does not load, its parameters are not "
+                           f"declared: {exc!r}")
+            continue
+        for name, description in cls.parameters.items():
+            if name not in declared and name not in extra:
+                extra[name] = Param(name, None, f"{description} (control law {law}; unset: the "
+                                    "law's default)", dynamic=True)
+    return tuple(extra.values())
 
 
 class _Window:
