@@ -17,7 +17,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robodyn_ros.resources import find_share_file
-from test_nodes_ros import JOINTS, Q0, Rig, _wait_for_subscriber
+from test_nodes_ros import JOINTS, Q0, Rig, _wait_for_subscriber, register_laws
 from test_nodes_ros import model as puma_model
 
 model = puma_model  # test_nodes_ros's module-scoped PUMA fixture, under the name the tests use
@@ -123,16 +123,8 @@ class ShortLaw(_Bad):
 @pytest.fixture
 def bad_laws(tmp_path, monkeypatch):
     (tmp_path / "robodyn_test_bad_laws.py").write_text(LAWS)
-    info = tmp_path / "robodyn_test_bad_laws-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: robodyn-test-bad-laws\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        "[robodyn_ros.control_laws]\n"
-        "nan_test = robodyn_test_bad_laws:NanLaw\n"
-        "raising_test = robodyn_test_bad_laws:RaisingLaw\n"
-        "short_test = robodyn_test_bad_laws:ShortLaw\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    register_laws(tmp_path, monkeypatch, "robodyn_test_bad_laws", nan_test="NanLaw",
+                  raising_test="RaisingLaw", short_test="ShortLaw")
 
 
 def test_a_law_that_fails_gives_the_safe_command_and_the_node_runs_on(rig, model, bad_laws):

@@ -339,6 +339,17 @@ def test_parameter_changes_are_validated(rig, model):
     assert not response.results[0].successful and "NaN" in response.results[0].reason
 
 
+def register_laws(tmp_path, monkeypatch, module, **laws):
+    """Make ``tmp_path/<module>.py`` an installed distribution whose entry points register its
+    classes as control laws (entry-point name -> class name), as a plugin package would."""
+    info = tmp_path / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[robodyn_ros.control_laws]\n" + "".join(
+        f"{name} = {module}:{cls}\n" for name, cls in laws.items()))
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
 def test_a_law_registered_by_another_distribution_is_loaded_by_name(rig, tmp_path, monkeypatch):
     (tmp_path / "robodyn_test_law.py").write_text(
         "import numpy as np\n"
@@ -349,12 +360,7 @@ def test_a_law_registered_by_another_distribution_is_loaded_by_name(rig, tmp_pat
         "        self.value = float(params['kp'])\n"
         "    def compute(self, q, qd, q_des, qd_des, qdd_des, dt):\n"
         "        return np.full(self.dof, self.value)\n")
-    info = tmp_path / "robodyn_test_law-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: robodyn-test-law\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        "[robodyn_ros.control_laws]\nconstant_test = robodyn_test_law:ConstantLaw\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    register_laws(tmp_path, monkeypatch, "robodyn_test_law", constant_test="ConstantLaw")
 
     ctl = rig.controller(kp=1.5, effort_limits=[100.0] * 6)
     assert ctl.set_parameters([Parameter("control_law", value="constant_test")])[0].successful
@@ -371,12 +377,7 @@ def test_readme_plugin_law_with_its_own_parameter_is_set_like_the_gains(rig, mod
     section = readme.split("### Writing and registering a law in another package", 1)[1]
     (tmp_path / "robodyn_readme_law.py").write_text(
         re.search(r"```python\n(.*?)```", section, re.S).group(1))
-    info = tmp_path / "robodyn_readme_law-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: robodyn-readme-law\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        "[robodyn_ros.control_laws]\ndamped_gravity = robodyn_readme_law:DampedGravity\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    register_laws(tmp_path, monkeypatch, "robodyn_readme_law", damped_gravity="DampedGravity")
 
     ctl = rig.controller(control_law="damped_gravity", effort_limits=[1e3] * 6)
     rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
