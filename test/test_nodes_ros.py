@@ -391,6 +391,9 @@ def test_readme_plugin_law_with_its_own_parameter_is_set_like_the_gains(rig, mod
                                atol=1e-9)
     result = ctl.set_parameters([Parameter("damping", value=-1.0)])[0]
     assert not result.successful and "damping must be >= 0" in result.reason
+    result = ctl.set_parameters([Parameter("damping")])[0]  # NOT_SET: rclpy would undeclare it
+    assert not result.successful and "cannot be unset" in result.reason
+    assert ctl.set_parameters([Parameter("kp", value=50.0)])[0].successful  # reads damping
     # and from the start, as a launch file or YAML would give it
     damping = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     with warnings.catch_warnings():  # the PUMA data's link-3 inertia

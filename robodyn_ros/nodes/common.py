@@ -88,6 +88,12 @@ class Parameters:
         with the reason to refuse the whole request, or applies the changes and returns."""
         def callback(parameters: list[Parameter]) -> SetParametersResult:
             # rclpy has already refused read-only parameters and values out of their range
+            unset = [p.name for p in parameters
+                     if p.name in self.table and p.type_ == Parameter.Type.NOT_SET]
+            if unset:  # rclpy would undeclare them, and a later read of the value would fail
+                reason = f"parameter(s) {unset} cannot be unset: give a value"
+                self._node.get_logger().warning(f"parameter change refused: {reason}")
+                return SetParametersResult(successful=False, reason=reason)
             changes = {p.name: _plain(p.value) for p in parameters if p.name in self.table}
             try:
                 handler(changes)
