@@ -34,7 +34,7 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
     ],
-    package_data={PACKAGE: ["data/*"]},
+    package_data={PACKAGE: ["data/*", "params/*.yaml"]},
     python_requires=">=3.10",
     install_requires=["numpy>=1.24", "pyyaml", "urdfdom-py", "numba>=0.58"],
     extras_require={

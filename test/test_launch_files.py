@@ -1,6 +1,6 @@
 """Launch files and parameter YAML, checked without `launch` (not installable here): every
 robodyn_ros executable a launch file starts exists, every package file it names is in the
-repository, every parameter it or a YAML sets is declared by that node (its ``PARAMS`` table),
+repository, every parameter it or a YAML sets is declared by that node (its parameter schema),
 the YAML loads into the real node, and the joint names agree across URDF, ros2_control config and
 node config."""
 import ast
@@ -35,7 +35,7 @@ SCRIPTS = _console_scripts()
 
 def _declared(executable):
     module = importlib.import_module(SCRIPTS[executable])
-    return {p.name for p in module.PARAMS} | BUILTIN_PARAMS
+    return {p.name for p in module.schema()} | BUILTIN_PARAMS
 
 
 def _calls(tree, name):

@@ -82,7 +82,7 @@ def test_per_joint_gains_in_joints_order_reach_their_joints(rig, model):
     v_chain = np.empty(6)
     v_chain[o] = v_joints
     np.testing.assert_allclose(
-        ctl._law.compute(Q0, np.zeros(6), target, np.zeros(6), np.zeros(6), 0.0),
+        ctl.loop.law.compute(Q0, np.zeros(6), target, np.zeros(6), np.zeros(6), 0.0),
         model.inverse_dynamics(Q0, np.zeros(6), v_chain, friction=False), rtol=1e-12)
 
     # integral_limit and ki in joints order too: only joint_6 (first in `order`) integrates
@@ -134,7 +134,7 @@ def test_a_law_that_fails_gives_the_safe_command_and_the_node_runs_on(rig, model
     _discovered(rig)
     hold = model.gravity_torques(Q0)
     np.testing.assert_allclose(_command_for(rig, Q0), hold, atol=1e-9)
-    assert ctl.rejected.count == 1 and "NaN" in ctl.rejected.last_reason
+    assert ctl.loop.rejected.count == 1 and "NaN" in ctl.loop.rejected.last_reason
 
     def ours():
         return [s for r in reports for s in r.status
@@ -144,9 +144,9 @@ def test_a_law_that_fails_gives_the_safe_command_and_the_node_runs_on(rig, model
 
     for law, reason in (("raising_test", "plugin bug"), ("short_test", "shape")):
         assert ctl.set_parameters([Parameter("control_law", value=law)])[0].successful
-        before = ctl.rejected.count
+        before = ctl.loop.rejected.count
         np.testing.assert_allclose(_command_for(rig, Q0), hold, atol=1e-9)
-        assert ctl.rejected.count == before + 1 and reason in ctl.rejected.last_reason
+        assert ctl.loop.rejected.count == before + 1 and reason in ctl.loop.rejected.last_reason
 
     ctl.set_parameters([Parameter("on_timeout", value="zero")])
     np.testing.assert_array_equal(_command_for(rig, Q0), np.zeros(6))
@@ -166,7 +166,7 @@ def test_valid_states_after_stale_hold_the_measured_position(rig, model):
     _command_for(rig, Q0)  # holds Q0
     for _ in range(3):  # integrate some error
         _command_for(rig, Q0 + 0.05)
-    assert np.abs(ctl._law.integral).max() > 0.0
+    assert np.abs(ctl.loop.law.integral).max() > 0.0
     first = len(rig.commands)
     rig.spin_until(lambda: any(not c.any() for c in rig.commands[first:]), what="stale")
     time.sleep(1.0)  # the reference could have moved on meanwhile
@@ -178,7 +178,7 @@ def test_valid_states_after_stale_hold_the_measured_position(rig, model):
     resumed = next(c for c in rig.commands[count:] if c.any())
     # the hold command at the measured position: no Kp e step, no integral, no dt of a second
     np.testing.assert_allclose(resumed, model.gravity_torques(q), atol=1e-9)
-    assert not ctl._law.integral.any()
+    assert not ctl.loop.law.integral.any()
 
 
 # ---------------------------------------------------------------------------- ~/hold
@@ -189,9 +189,9 @@ def test_hold_forgets_the_integral(rig, model):
     q = Q0 + 0.05
     for _ in range(3):
         _command_for(rig, q)
-    assert np.abs(ctl._law.integral).max() > 0.0
+    assert np.abs(ctl.loop.law.integral).max() > 0.0
     assert rig.call(Trigger, "computed_torque_controller/hold", Trigger.Request()).success
-    assert not ctl._law.integral.any()
+    assert not ctl.loop.law.integral.any()
     np.testing.assert_allclose(_command_for(rig, q), model.gravity_torques(q), atol=1e-9)
 
 
@@ -205,7 +205,7 @@ def test_a_positive_rate_publishes_on_the_timer_once_a_state_arrived(rig, model)
     rig.spin_until(lambda: len(rig.commands) >= 20, what="timer-driven commands")
     for command in rig.commands:  # one state, many commands: each holds it
         np.testing.assert_allclose(command, model.gravity_torques(Q0), atol=1e-9)
-    assert ctl.rejected.count == 0
+    assert ctl.loop.rejected.count == 0
 
 
 # ---------------------------------------------------------------------------- simulator

@@ -172,7 +172,7 @@ def test_bad_joint_states_are_rejected_and_a_safe_command_follows(rig, model):
     rig.joint_states.publish(extra)  # an extra joint, even a NaN one, is ignored
     first = rig.next_command("a command for the valid state")
     assert np.all(np.isfinite(first))
-    assert ctl.rejected.count == 0
+    assert ctl.loop.rejected.count == 0
 
     bad = [
         JointState(name=JOINTS, position=[np.nan, *q[1:]], velocity=[0.0] * 6),
@@ -182,9 +182,9 @@ def test_bad_joint_states_are_rejected_and_a_safe_command_follows(rig, model):
     ]
     for msg in bad:
         rig.joint_states.publish(msg)
-    rig.spin_until(lambda: ctl.rejected.count >= len(bad), what="the rejections")
-    assert ctl.rejected.count == len(bad)
-    assert "0 velocities" in ctl.rejected.last_reason
+    rig.spin_until(lambda: ctl.loop.rejected.count >= len(bad), what="the rejections")
+    assert ctl.loop.rejected.count == len(bad)
+    assert "0 velocities" in ctl.loop.rejected.last_reason
     # still running: the last valid state goes stale and gravity holds it
     command = rig.next_command("the on_timeout command")
     np.testing.assert_allclose(command, model.gravity_torques(q), rtol=1e-9, atol=1e-9)
@@ -267,7 +267,7 @@ def test_enable_and_hold_services(rig, model):
     rig.spin_until(lambda: rig.states and np.allclose(rig.states[-1].points[0].positions, q2),
                    what="~/state with the held position as reference")
     np.testing.assert_allclose(rig.states[-1].points[2].positions, 0.0, atol=1e-12)  # error
-    assert ctl.rejected.count == 0
+    assert ctl.loop.rejected.count == 0
 
 
 def test_reference_point_is_followed_in_joints_order(rig, model):
@@ -312,7 +312,7 @@ def test_parameter_changes_are_validated(rig, model):
     ctl = rig.controller(friction=False)
     ok = ctl.set_parameters([Parameter("kp", value=[50.0, 60.0, 70.0, 80.0, 90.0, 100.0])])
     assert ok[0].successful
-    assert ctl._law.params["kp"] == [50.0, 60.0, 70.0, 80.0, 90.0, 100.0]
+    assert ctl.loop.law.params["kp"] == [50.0, 60.0, 70.0, 80.0, 90.0, 100.0]
 
     refused = ctl.set_parameters([Parameter("kp", value=-1.0)])[0]
     assert not refused.successful and "kp" in refused.reason and "> 0" in refused.reason
@@ -332,7 +332,7 @@ def test_parameter_changes_are_validated(rig, model):
                         SetParameters.Request(parameters=[ParameterMsg(name="control_law",
                                                                        value=value)]))
     assert response.results[0].successful
-    assert type(ctl._law).__name__ == "PDGravity"
+    assert type(ctl.loop.law).__name__ == "PDGravity"
     value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=float("nan"))
     response = rig.call(SetParameters, "computed_torque_controller/set_parameters",
                         SetParameters.Request(parameters=[ParameterMsg(name="kd", value=value)]))
@@ -402,7 +402,7 @@ def test_readme_plugin_law_with_its_own_parameter_is_set_like_the_gains(rig, mod
             Parameter("urdf_file", value=URDF), Parameter("control_law", value="damped_gravity"),
             Parameter("damping", value=damping)])
     try:
-        assert other._law.params["damping"] == damping
+        assert other.loop.law.params["damping"] == damping
     finally:
         other.destroy_node()
 
@@ -417,7 +417,7 @@ def test_efforts_saturate_at_the_limits_and_are_counted(rig, model):
     unsaturated = model.gravity_torques(Q0)
     np.testing.assert_allclose(command, np.clip(unsaturated, -np.array(limits), limits))
     assert np.any(np.abs(unsaturated) > limits)
-    assert ctl.saturations.count >= 1
+    assert ctl.loop.saturations.count >= 1
 
 
 def test_missing_robot_description_is_a_clear_error():

@@ -28,7 +28,7 @@ def test_python_api_example_runs(monkeypatch):
     ("### Node `stewart_platform`", "stewart_platform"),
 ])
 def test_parameter_table_names_every_declared_parameter(heading, module):
-    declared = {p.name for p in importlib.import_module(f"robodyn_ros.nodes.{module}").PARAMS}
+    declared = {p.name for p in importlib.import_module(f"robodyn_ros.nodes.{module}").schema()}
     section = README.read_text().split(heading + "\n", 1)[1]
     table = re.search(r"^\|.*?(?=^[^|])", section, re.S | re.M).group(0)
     documented = {name for row in table.splitlines()[2:]

@@ -25,7 +25,7 @@ from std_srvs.srv import SetBool  # noqa: E402
 from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint  # noqa: E402
 
 from robodyn_ros.nodes.common import ConfigurationError  # noqa: E402
-from robodyn_ros.nodes.stewart_platform import PARAMS, StewartPlatformNode  # noqa: E402
+from robodyn_ros.nodes.stewart_platform import StewartPlatformNode, schema  # noqa: E402
 from robodyn_ros.stewart import StewartPlatform, rotations  # noqa: E402
 from robodyn_ros.stewart.path_study import PAPER_PATHS  # noqa: E402
 from robodyn_ros.stewart.setpoints import PoseTrajectory  # noqa: E402
@@ -451,7 +451,7 @@ def test_bad_platform_file_or_parameters_stop_the_node_with_a_reason(harness, tm
 def test_launch_and_parameter_files_name_what_exists():
     config = yaml.safe_load((ROOT / "config" / "stewart_platform.yaml").read_text())
     params = config["stewart_platform"]["ros__parameters"]
-    table = {p.name: p for p in PARAMS}
+    table = {p.name: p for p in schema()}
     assert set(params) == set(table)
     for name, value in params.items():
         assert type(value) is type(table[name].default), name

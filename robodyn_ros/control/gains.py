@@ -15,12 +15,22 @@ from collections.abc import Sequence
 import numpy as np
 
 
+def _numbers(name: str, value, what: str) -> np.ndarray:
+    """``value`` as a float array; text and true/false are refused, not converted ('100' and
+    True would otherwise pass as 100.0 and 1.0)."""
+    if np.asarray(value, dtype=object).dtype.kind not in "fiu":
+        flat = np.asarray(value, dtype=object).ravel()
+        if any(isinstance(v, (str, bytes, bool, np.bool_)) for v in flat):
+            raise ValueError(f"{name} must be {what}, got {value!r}")
+    try:
+        return np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be {what}, got {value!r}") from None
+
+
 def gain(name: str, value, dof: int) -> np.ndarray:
     """``value`` as a finite (dof,) vector or (dof, dof) matrix."""
-    try:
-        g = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numbers, got {value!r}") from None
+    g = _numbers(name, value, "numbers")
     if g.ndim == 0:
         g = np.full(dof, float(g))
     elif g.shape == (dof * dof,) and dof > 1:
@@ -36,10 +46,13 @@ def gain(name: str, value, dof: int) -> np.ndarray:
 
 def per_joint(name: str, value, dof: int) -> np.ndarray:
     """One non-negative value per joint (``inf`` allowed), from one number or a vector of dof."""
+    what = f"one number or {dof} numbers"
     try:
-        v = np.array(np.broadcast_to(np.asarray(value, dtype=float), (dof,)))
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be one number or {dof} numbers, got {value!r}") from None
+        v = np.array(np.broadcast_to(_numbers(name, value, what), (dof,)))
+    except ValueError as exc:
+        if str(exc).startswith(f"{name} must be"):
+            raise
+        raise ValueError(f"{name} must be {what}, got {value!r}") from None
     if np.any(np.isnan(v)) or np.any(v < 0.0):
         raise ValueError(f"{name} must be non-negative (inf allowed), got {v.tolist()}")
     return v

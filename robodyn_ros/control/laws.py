@@ -40,7 +40,7 @@ class _PIDFeedback(ControlLaw):
         "integral_limit": "anti-windup clamp of each component of the integral of e (rad s or "
                           "m s): one value or one per joint; finite wherever Ki acts",
     }
-    defaults = {"ki": 0.0, "integral_limit": np.inf}
+    defaults = {"ki": 0.0, "integral_limit": 0.1}  # rad s: bounded from the start
 
     def _configure(self, params: Mapping[str, Any]) -> None:
         n, joints = self.dof, self.model.joint_names

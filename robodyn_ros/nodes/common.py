@@ -7,11 +7,10 @@ back; what every node needs to be a well-behaved ROS node lives here.
 from __future__ import annotations
 
 import array
-import dataclasses
 import pathlib
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import rclpy
@@ -24,6 +23,9 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from ..parameters import ParamSpec
+from ..reasons import CountedEvent, bounded
+
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 
@@ -31,51 +33,47 @@ class ConfigurationError(ValueError):
     """A node cannot start with the parameters it was given; the message says which and why."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Param:
-    """One row of a node's parameter table.
+_ROS_TYPES = {
+    "bool": Parameter.Type.BOOL, "int": Parameter.Type.INTEGER, "double": Parameter.Type.DOUBLE,
+    "string": Parameter.Type.STRING, "bool_array": Parameter.Type.BOOL_ARRAY,
+    "int_array": Parameter.Type.INTEGER_ARRAY, "double_array": Parameter.Type.DOUBLE_ARRAY,
+    "string_array": Parameter.Type.STRING_ARRAY,
+}
 
-    ``default`` sets the type, except for lists that may be empty: give ``type`` then
-    (e.g. ``Parameter.Type.STRING_ARRAY``). ``range`` = (min, max) for a number; ``dynamic`` lets
-    the value change type (a gain that is one number or one per joint).
-    """
-    name: str
-    default: Any
-    description: str
-    range: tuple[float, float] | None = None
-    read_only: bool = False
-    dynamic: bool = False
-    type: Parameter.Type | None = None
-    constraints: str = ""
 
-    def descriptor(self) -> ParameterDescriptor:
-        d = ParameterDescriptor(description=self.description, read_only=self.read_only,
-                                dynamic_typing=self.dynamic, additional_constraints=self.constraints)
-        if self.range is not None:
-            low, high = self.range
-            if isinstance(self.default, int) and not isinstance(self.default, bool):
-                d.integer_range = [IntegerRange(from_value=int(low), to_value=int(high), step=0)]
-            else:
-                d.floating_point_range = [FloatingPointRange(from_value=float(low),
-                                                             to_value=float(high), step=0.0)]
-        return d
+def descriptor(spec: ParamSpec) -> ParameterDescriptor:
+    d = ParameterDescriptor(description=spec.description, read_only=spec.read_only,
+                            dynamic_typing=spec.dynamic,
+                            additional_constraints=" | ".join(spec.one_of or ()))
+    if spec.bounds is not None:
+        low, high = spec.bounds
+        if spec.type in ("int", "int_array"):
+            d.integer_range = [IntegerRange(from_value=int(low), to_value=int(high), step=0)]
+        else:
+            d.floating_point_range = [FloatingPointRange(from_value=low, to_value=high, step=0.0)]
+    return d
 
 
 class Parameters:
-    """A node's parameters declared from one table; ``params[name]`` is the current value (the
-    table default for a typed list nobody set)."""
+    """A node's parameters declared from its schema (:func:`robodyn_ros.parameters.node_schema`);
+    ``params[name]`` is the current value. Every value, given at start or changed later, is
+    checked against its spec; a value the schema refuses at start is a ConfigurationError."""
 
-    def __init__(self, node: Node, table: Sequence[Param]):
+    def __init__(self, node: Node, specs: Sequence[ParamSpec]):
         self._node = node
-        self.table = {p.name: p for p in table}
-        for p in table:
-            unset_list = self.type_only(p)
-            node.declare_parameter(p.name, p.type if unset_list else p.default, p.descriptor())
-
-    @staticmethod
-    def type_only(p: Param) -> bool:
-        # rclpy infers BYTE_ARRAY from [], so an empty list is declared by its type alone
-        return p.type is not None and isinstance(p.default, list) and not p.default
+        self.table = {s.name: s for s in specs}
+        for s in specs:
+            # rclpy infers BYTE_ARRAY from [] and cannot declare None with a type: declare by type
+            untyped = s.default is None or (isinstance(s.default, list) and not s.default)
+            value = _ROS_TYPES.get(s.type, Parameter.Type.NOT_SET) if untyped else s.default
+            node.declare_parameter(s.name, value, descriptor(s))
+        for s in specs:
+            value = self[s.name]
+            if value is not None:
+                try:
+                    s.check(value)
+                except ValueError as exc:
+                    raise ConfigurationError(str(exc)) from exc
 
     def __getitem__(self, name: str):
         try:
@@ -83,25 +81,47 @@ class Parameters:
         except ParameterUninitializedException:
             return self.table[name].default
 
-    def on_set(self, handler: Callable[[dict[str, Any]], None]) -> None:
-        """Validate every change before it is accepted: ``handler(changes)`` raises ValueError
-        with the reason to refuse the whole request, or applies the changes and returns."""
-        def callback(parameters: list[Parameter]) -> SetParametersResult:
+    def on_set(self, validate: Callable[[dict[str, Any]], Any],
+               apply: Callable[[Any], None]) -> None:
+        """Run-time changes, all or nothing: ``validate(changes)`` checks the whole request and
+        returns what ``apply`` needs, or raises ValueError with the reason to refuse it; ``apply``
+        runs once rclpy has stored the new values (a post-set callback)."""
+        pending = []
+
+        def check(parameters: list[Parameter]) -> SetParametersResult:
             # rclpy has already refused read-only parameters and values out of their range
-            unset = [p.name for p in parameters
-                     if p.name in self.table and p.type_ == Parameter.Type.NOT_SET]
-            if unset:  # rclpy would undeclare them, and a later read of the value would fail
-                reason = f"parameter(s) {unset} cannot be unset: give a value"
+            try:
+                changes = self._checked(parameters)
+                prepared = validate(changes)
+            except ValueError as exc:
+                reason = bounded(str(exc))
                 self._node.get_logger().warning(f"parameter change refused: {reason}")
                 return SetParametersResult(successful=False, reason=reason)
-            changes = {p.name: _plain(p.value) for p in parameters if p.name in self.table}
-            try:
-                handler(changes)
-            except ValueError as exc:
-                self._node.get_logger().warning(f"parameter change refused: {exc}")
-                return SetParametersResult(successful=False, reason=str(exc))
+            pending[:] = [prepared]
             return SetParametersResult(successful=True)
-        self._node.add_on_set_parameters_callback(callback)
+
+        def commit(parameters: list[Parameter]) -> None:
+            if pending:
+                apply(pending.pop())
+
+        self._node.add_on_set_parameters_callback(check)
+        self._node.add_post_set_parameters_callback(commit)
+
+    def _checked(self, parameters: list[Parameter]) -> dict[str, Any]:
+        """This node's changes as plain values; ValueError for a name it does not have, a
+        request to unset one, or a value its spec refuses."""
+        changes = {}
+        for p in parameters:
+            if p.name not in self.table:
+                if p.name and self._node.has_parameter(p.name):
+                    continue  # rclpy's own (use_sim_time): not ours to judge
+                raise ValueError(f"no parameter named {bounded(repr(p.name), 80)} on this node")
+            if p.type_ == Parameter.Type.NOT_SET:
+                # rclpy would undeclare it, and a later read of the value would fail
+                raise ValueError(f"parameter '{p.name}' cannot be unset: give a value")
+            changes[p.name] = _plain(p.value)
+            self.table[p.name].check(changes[p.name])
+        return changes
 
 
 def _plain(value):
@@ -110,7 +130,12 @@ def _plain(value):
 
 
 def stamp_seconds(stamp) -> float:
-    """A builtin_interfaces Time or Duration (``sec``, ``nanosec``) in seconds."""
+    """A builtin_interfaces Time or Duration (``sec``, ``nanosec``) in seconds; ValueError for
+    one no clock gives: a negative time, or ``nanosec`` of a second or more (the same rule for a
+    header stamp and a ``time_from_start`` in every node)."""
+    if stamp.sec < 0 or stamp.nanosec >= 1_000_000_000:
+        raise ValueError(f"invalid time sec={stamp.sec}, nanosec={stamp.nanosec} (sec must be "
+                         ">= 0 and nanosec < 1e9)")
     return stamp.sec + 1e-9 * stamp.nanosec
 
 
@@ -119,35 +144,15 @@ def steady_clock() -> Clock:
     return Clock(clock_type=ClockType.STEADY_TIME)
 
 
-class CountedWarning:
-    """An event that is counted every time and logged at most once per ``period`` seconds,
-    with how many happened since the last log (for rejected inputs, saturation and the like)."""
-
-    def __init__(self, node: Node, what: str, period: float = 2.0):
-        self._logger = node.get_logger()
-        self.what = what
-        self.period = period
-        self.count = 0
-        self.last_reason = ""
-        self._logged_count = 0
-        self._next_log = 0.0
-
-    def __call__(self, reason: str = "") -> None:
-        self.count += 1
-        self.last_reason = reason
-        now = time.monotonic()
-        if now >= self._next_log:
-            since = self.count - self._logged_count
-            self._logger.warning(f"{self.what}{': ' + reason if reason else ''} "
-                                 f"({since} since the last report, {self.count} in total)")
-            self._logged_count = self.count
-            self._next_log = now + self.period
+def CountedWarning(node: Node, what: str, period: float = 2.0) -> CountedEvent:
+    """An event counted every time and logged as a WARN at most once per ``period`` (wall time)."""
+    return CountedEvent(what, node.get_logger().warning, time.monotonic, period)
 
 
 def diagnostic_status(name: str, hardware_id: str, level: bytes, message: str,
                       values: Mapping[str, Any]) -> DiagnosticStatus:
     return DiagnosticStatus(
-        level=level, name=name, message=message, hardware_id=hardware_id,
+        level=bytes([level]) if isinstance(level, int) else level, name=name, message=message, hardware_id=hardware_id,
         values=[KeyValue(key=k, value=_diagnostic_text(v)) for k, v in values.items()])
 
 
@@ -196,21 +201,6 @@ def read_robot_description(params: Parameters) -> str:
     return file.read_text()
 
 
-# one name and meaning on every node, as tools that watch /diagnostics expect
-DIAGNOSTIC_PERIOD = Param("diagnostic_period", 1.0, "seconds (wall time) between /diagnostics "
-                          "reports", range=(0.01, 60.0), read_only=True)
-
-ROBOT_DESCRIPTION_PARAMS = (
-    Param("robot_description", "", "URDF XML of the arm (as robot_state_publisher takes it); "
-          "overrides urdf_file", read_only=True),
-    Param("urdf_file", "", "path of a URDF file, used when robot_description is empty",
-          read_only=True),
-    Param("root_link", "", "first link of the chain (empty: the URDF's root)", read_only=True),
-    Param("tip_link", "", "last link of the chain (empty: the single leaf of the URDF tree)",
-          read_only=True),
-)
-
-
 def load_model(params: Parameters):
     """The RobotModel of the chain the robot-description parameters name."""
     from robodyn_ros.dynamics import RobotModel
@@ -222,19 +212,6 @@ def load_model(params: Parameters):
         raise
     except (ValueError, KeyError, OSError) as exc:
         raise ConfigurationError(f"cannot build the robot model from the URDF: {exc}") from exc
-
-
-def joint_order(requested: Iterable[str], model_joints: Sequence[str]) -> list[int]:
-    """Index into the model's joints of each name in ``requested`` (empty: the model's order)."""
-    requested = list(requested) or list(model_joints)
-    missing = [j for j in model_joints if j not in requested]
-    unknown = [j for j in requested if j not in model_joints]
-    if missing or unknown or len(set(requested)) != len(requested):
-        raise ConfigurationError(
-            f"joints {requested} must name each joint of the chain {list(model_joints)} once"
-            + "".join(f"; {what}: {names}" for what, names in
-                      (("missing", missing), ("not in the chain", unknown)) if names))
-    return [list(model_joints).index(j) for j in requested]
 
 
 def spin(make_node: Callable[[], Node], args: Sequence[str] | None = None) -> int:

@@ -21,7 +21,6 @@ import array
 import time
 
 import numpy as np
-from rclpy.parameter import Parameter
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -31,54 +30,32 @@ from std_srvs.srv import Trigger
 from robodyn_ros.dynamics import warm_up
 from robodyn_ros.dynamics.integrate import rk4_step
 
-from .common import (DIAGNOSTIC_PERIOD, ERROR, OK, ROBOT_DESCRIPTION_PARAMS, WARN,
-                     ConfigurationError, CountedWarning, Diagnostics, Param, Parameters,
-                     joint_order, load_model, spin, steady_clock)
+from ..control.joints import JointOrder
+from ..parameters import node_schema
+from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
+                     Parameters, load_model, spin, steady_clock)
 
-MIN_SCALE = 1e-3  # mass_scale: a parameter range is inclusive, and 0 leaves M(q) singular
 
-PARAMS = (
-    *ROBOT_DESCRIPTION_PARAMS,
-    Param("joints", [], "joint names: order of the commands and of /joint_states (empty: the "
-          "chain's order)", read_only=True, type=Parameter.Type.STRING_ARRAY),
-    Param("command_topic", "/effort_controller/commands", "effort commands (Float64MultiArray "
-          "in joints order)", read_only=True),
-    Param("rate", 1000.0, "integration rate (Hz): one RK4 step per 1/rate s",
-          range=(1.0, 100000.0), read_only=True),
-    Param("publish_rate", 0.0, "/joint_states and /clock rate (Hz) and wall-clock tick; must "
-          "divide rate (0: rate)", range=(0.0, 100000.0), read_only=True),
-    Param("initial_position", [], "joint positions at start and after ~/reset, joints order "
-          "(empty: zeros)", read_only=True, type=Parameter.Type.DOUBLE_ARRAY),
-    Param("payload_mass", 0.0, "unmodelled point mass at the tip (kg)", range=(0.0, 1000.0),
-          read_only=True),
-    Param("payload_com", [0.0, 0.0, 0.0], "payload position in the tip frame (m)",
-          read_only=True),
-    Param("mass_scale", 1.0, "factor on every link's mass and inertia (model mismatch); > 0, "
-          "zero mass makes the mass matrix singular", range=(MIN_SCALE, 100.0), read_only=True),
-    Param("friction_scale", 1.0, "factor on the joints' viscous and Coulomb friction",
-          range=(0.0, 100.0), read_only=True),
-    Param("position_noise", 0.0, "standard deviation of the measured positions (rad or m)",
-          range=(0.0, 1.0), read_only=True),
-    Param("velocity_noise", 0.0, "standard deviation of the measured velocities",
-          range=(0.0, 10.0), read_only=True),
-    Param("seed", 0, "seed of the measurement noise", range=(0, 2**31 - 1), read_only=True),
-    Param("lockstep", False, "advance only after a command answered the last state (see the "
-          "module docstring); the simulation then runs at most in real time", read_only=True),
-    Param("command_timeout", 0.1, "seconds (wall time) without a command after which the effort "
-          "is zero", range=(0.001, 60.0), read_only=True),
-    DIAGNOSTIC_PERIOD,
-)
+
+
+def schema():
+    """The node's parameters (robodyn_ros/params/arm_simulator.yaml)."""
+    return node_schema("arm_simulator")
 
 
 class ArmSimulator(Node):
     def __init__(self, name: str = "arm_simulator", **kwargs):
         super().__init__(name, **kwargs)
-        self.params = p = Parameters(self, PARAMS)
+        self.params = p = Parameters(self, schema())
         model = load_model(p)
         warm_up(notify=self.get_logger().info)   # compile before the first integration step
         n = model.dof
-        self._order = np.array(joint_order(p["joints"], model.joint_names))
-        self.joints = [model.joint_names[i] for i in self._order]
+        try:
+            order = JointOrder(model.joint_names, p["joints"])
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from exc
+        self._order = order.index
+        self.joints = list(order.names)
         if p["mass_scale"] != 1.0 or p["friction_scale"] != 1.0:
             model = model.scaled(mass=p["mass_scale"], friction=p["friction_scale"])
         if p["payload_mass"] > 0.0:

@@ -52,28 +52,17 @@ from ..resources import find_share_file
 from ..stewart import (ForwardKinematicsError, PlatformFileError, StewartPlatform, rotations,
                        warm_up)
 from ..stewart.setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
-from .common import (DIAGNOSTIC_PERIOD, ERROR, OK, WARN, ConfigurationError, CountedWarning,
-                     Diagnostics, Param, Parameters, spin, stamp_seconds)
+from ..parameters import node_schema
+from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
+                     Parameters, spin, stamp_seconds)
 
 
 LEG_NAMES = [f"leg{i}" for i in range(1, 7)]
-PARAMS = (
-    Param("platform_file", "", "platform YAML (StewartPlatform.from_yaml); empty: the packaged "
-          "config/stewart_dasgupta.yaml", read_only=True),
-    Param("rate", 100.0, "Hz at which the current target is evaluated and forces published",
-          range=(0.1, 2000.0)),
-    Param("condition_warning", 1.0e3, "condition number of H above which diagnostics WARN "
-          "(ill-conditioned)", range=(1.0, 1.0e12)),
-    Param("condition_limit", 1.0e4, "condition number of H above which no forces are published "
-          "(ERROR)", range=(1.0, 1.0e12), constraints="condition_warning <= condition_limit"),
-    Param("force_limit", 0.0, "N; largest |actuator force| published (ERROR beyond); 0 takes the "
-          "platform file's limits.actuator_force, or no limit", range=(0.0, 1.0e9)),
-    Param("publish_static_forces", False, "also publish F0 (massless legs, frictionless joints) "
-          "on ~/static_forces"),
-    Param("quaternion_tolerance", 1.0e-3, "largest accepted | |q| - 1 | of an input orientation",
-          range=(0.0, 0.5)),
-    DIAGNOSTIC_PERIOD,  # a change of level is published at once
-)
+
+
+def schema():
+    """The node's parameters (robodyn_ros/params/stewart_platform.yaml)."""
+    return node_schema("stewart_platform")
 
 
 def _vec(v):
@@ -98,7 +87,7 @@ def _input(what):
 class StewartPlatformNode(Node):
     def __init__(self, **kwargs):
         super().__init__("stewart_platform", **kwargs)
-        self.params = Parameters(self, PARAMS)
+        self.params = Parameters(self, schema())
         try:
             self.on_parameters({})
         except ValueError as exc:
@@ -131,7 +120,7 @@ class StewartPlatformNode(Node):
         self.create_subscription(JointState, "~/leg_setpoint", self.on_leg_setpoint, 10)
         self.create_subscription(WrenchStamped, "~/external_wrench", self.on_wrench, 10)
         self.create_service(SetBool, "~/enable", self.on_enable)
-        self.params.on_set(self.on_parameters)
+        self.params.on_set(self.on_parameters, lambda _: None)
         self.timer = self.create_timer(1.0 / self.params["rate"], self.step)
         self.diagnostics = Diagnostics(self, self.diagnostic_report,
                                        period=self.params["diagnostic_period"],

@@ -1,0 +1,434 @@
+"""The computed-torque control loop without ROS: what the controller node does between a joint state
+arriving and an effort command leaving, with its safety behaviour.
+
+One :class:`ControlLoop` holds the latest valid state, the reference (a trajectory, a fixed
+reference point or a hold), the control law and the limits. The node (an adapter) turns messages
+into arrays, calls these methods and publishes what they return:
+
+* :meth:`ControlLoop.set_state`, :meth:`~ControlLoop.set_trajectory`,
+  :meth:`~ControlLoop.set_reference`, :meth:`~ControlLoop.hold`: an :class:`Accepted` or a
+  :class:`Rejection` with its reason (the reference is then unchanged);
+* :meth:`~ControlLoop.cycle`: a :class:`Command` — or a :class:`LawFailure` carrying the safe
+  ``on_timeout`` command when the law raised or gave a non-finite or misshapen effort;
+* :meth:`~ControlLoop.watchdog`: a :class:`Stale` command while no valid state arrived for
+  ``state_timeout`` (steady time), else None;
+* :meth:`~ControlLoop.prepare` / :meth:`~ControlLoop.apply`: a reconfiguration validated whole,
+  then applied whole.
+
+Two injected clocks: ``clock`` (s) times the reference — the node's clock, simulated time included;
+``steady`` (s) judges staleness and the statistics' windows, so a stopped /clock is still noticed.
+Arrays are in chain order inside; efforts leave in the ``joints`` (message) order.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..reasons import CountedEvent, bounded, bounded_list
+from .joints import JointOrder
+from .law import ControlLaw, load_law
+from .laws import GravityCompensation
+from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler
+
+OK, WARN, ERROR = 0, 1, 2  # the levels of diagnostic_msgs/DiagnosticStatus
+ON_TIMEOUT = ("hold_gravity", "zero")
+#: Law parameters given per joint (or as a matrix) in `joints` order; laws take chain order.
+PER_JOINT = ("kp", "kd", "ki", "integral_limit")
+#: Settings of the loop itself (the rest of a configuration is the law's).
+LOOP_SETTINGS = ("control_law", "effort_limits", "on_timeout")
+
+
+@dataclasses.dataclass(frozen=True)
+class Accepted:
+    """An input was taken; ``note`` is worth an INFO line when not empty."""
+    note: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Rejection:
+    """An input was refused and changed nothing; ``reason`` is bounded."""
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """Efforts to publish, in `joints` order."""
+    effort: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class LawFailure(Command):
+    """The law gave no usable effort: ``effort`` is the on_timeout command instead."""
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Stale(Command):
+    """No valid state for state_timeout: ``effort`` is the on_timeout command; ``first`` marks
+    the transition into staleness."""
+    first: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Reconfiguration:
+    """A validated change, ready to apply (see :meth:`ControlLoop.prepare`)."""
+    values: Mapping[str, Any]
+    law: ControlLaw | None
+    limit: np.ndarray | None
+
+
+class _Window:
+    """Sums and peaks of one statistics window."""
+
+    def __init__(self, start: float):
+        self.start = start
+        self.cycles = 0
+        self.sums: dict[str, list[float]] = {}
+
+    def add(self, key: str, value: float) -> None:
+        s = self.sums.get(key)
+        if s is None:
+            self.sums[key] = [value, value, 1]
+        else:
+            s[0] += value
+            if value > s[1]:
+                s[1] = value
+            s[2] += 1
+
+    def summary(self, key: str, label: str, scale: float) -> dict[str, float]:
+        total, peak, count = self.sums.get(key, (0.0, 0.0, 0))
+        return {f"{label} mean": total / count * scale if count else 0.0,
+                f"{label} max": peak * scale}
+
+
+def _law_value(value):
+    """A one-element list is one number for every joint."""
+    return value[0] if isinstance(value, list) and len(value) == 1 else value
+
+
+class ControlLoop:
+    """See the module docstring. ``config`` holds ``control_law``, ``effort_limits`` (joints
+    order; empty: the model's), ``on_timeout`` and the law's parameters (None: the law's
+    default)."""
+
+    def __init__(self, model, order: JointOrder, config: Mapping[str, Any], state_timeout: float,
+                 clock: Callable[[], float], steady: Callable[[], float] = time.monotonic,
+                 log: Callable[[str], None] = lambda line: None,
+                 law_class: Callable[[str], type[ControlLaw]] = load_law):
+        self.model, self.order = model, order
+        self.state_timeout = float(state_timeout)
+        self._clock, self._steady, self._law_class = clock, steady, law_class
+        n = model.dof
+        self.config: dict[str, Any] = {}
+        self.apply(self.prepare({"effort_limits": [], "on_timeout": ON_TIMEOUT[0], **config}))
+        self._gravity = GravityCompensation(model, {"friction": False})
+        self.rejected = CountedEvent("input rejected", log, steady)
+        self.saturations = CountedEvent("effort saturated at the limit", log, steady)
+        self.law_failures = 0
+        self.enabled = True
+        self.stale = False
+        # the latest valid state (chain order); the reference starts when the first one arrives
+        self.q, self.qd = np.zeros(n), np.zeros(n)
+        self.stamp = 0.0  # its header stamp in seconds; 0 for an unstamped state
+        self.received: float | None = None  # steady time of the last valid state
+        self.reference: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # last cycle's
+        self._sampler: TrajectorySampler | None = None
+        self._setpoint = None  # (q, qd, qdd) from set_reference, used as is
+        self._names: list[str] | None = None  # the last state's names and their match
+        self._match: np.ndarray | Rejection = Rejection("no joint state yet")
+        self._last_t: float | None = None
+        self._timeout_effort = np.zeros(n)
+        self._effort = np.empty(n)
+        self._limited = np.empty(n)
+        self._window = _Window(steady())
+        self._reported = (0, 0, 0)  # saturations, rejections, law failures at the last report
+
+    # ------------------------------------------------------------------ configuration
+    @property
+    def law(self) -> ControlLaw:
+        return self._law
+
+    def prepare(self, changes: Mapping[str, Any]) -> Reconfiguration:
+        """Validate ``changes`` against the current configuration, all of them before any is
+        applied: ValueError with the reason, or a :class:`Reconfiguration` for :meth:`apply`."""
+        values = {**self.config, **changes}
+        law = limit = None
+        if "on_timeout" in changes and changes["on_timeout"] not in ON_TIMEOUT:
+            raise ValueError(f"on_timeout must be one of {list(ON_TIMEOUT)}, "
+                             f"got {bounded(repr(changes['on_timeout']))}")
+        if "effort_limits" in changes:
+            limit = self._effort_limits(changes["effort_limits"])
+        if changes.keys() - {"effort_limits", "on_timeout"}:
+            law = self._make_law(values)
+        return Reconfiguration(values, law, limit)
+
+    def apply(self, change: Reconfiguration) -> None:
+        self.config = dict(change.values)
+        if change.law is not None:
+            self._law = change.law
+        if change.limit is not None:
+            self._limit = change.limit
+        if hasattr(self, "q"):  # not during construction: no state to hold yet
+            self._set_timeout_effort()
+
+    def _make_law(self, values) -> ControlLaw:
+        name = values["control_law"]
+        cls = self._law_class(name)  # UnknownLawError (a ValueError) lists the available ones
+        try:
+            # a parameter nobody set is None: the law's own default then applies
+            return cls(self.model, {k: self._chain_order(k, _law_value(values[k]))
+                                    for k in cls.parameters if values.get(k) is not None})
+        except ValueError:
+            raise
+        except Exception as exc:  # a plugin's own failure must not take the node down
+            raise ValueError(f"control law '{name}' failed to configure: {exc!r}") from exc
+
+    def _chain_order(self, name, value):
+        """A per-joint gain (n values) or matrix gain (n*n row-major) given in `joints` order, in
+        the chain order the law works in; anything else (one number, a wrong size the law will
+        refuse, a plugin's own parameter) as given."""
+        if name not in PER_JOINT or not isinstance(value, list):
+            return value
+        n = self.model.dof
+        try:
+            v = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            return value
+        if v.shape == (n,):
+            return self.order.to_chain(v).tolist()
+        if v.shape == (n * n,) and n > 1:
+            return self.order.matrix_to_chain(v.reshape(n, n)).ravel().tolist()
+        return value
+
+    def _effort_limits(self, limits) -> np.ndarray:
+        if limits is None or len(limits) == 0:
+            return self.model.effort_limit.copy()
+        try:
+            v = np.asarray(limits, dtype=float)
+        except (TypeError, ValueError):
+            v = None
+        if v is None or v.shape != (self.model.dof,) or np.any(np.isnan(v)) or np.any(v <= 0):
+            raise ValueError(f"effort_limits must be {self.model.dof} positive values in joints "
+                             f"order {bounded_list(self.order.names)} (or empty for the URDF's), "
+                             f"got {bounded(repr(list(limits)))}")
+        return self.order.to_chain(v)
+
+    # ------------------------------------------------------------------ inputs
+    def set_state(self, names: Sequence[str], position, velocity,
+                  stamp: float = 0.0) -> Accepted | Rejection:
+        """A measured joint state: names as the message gives them, position and velocity per
+        name, its header stamp in seconds (0: unstamped)."""
+        if names != self._names:
+            self._names = list(names)
+            try:
+                self._match = self.order.find_in(self._names)
+            except ValueError as exc:
+                self._match = Rejection(str(exc))
+        match = self._match
+        if isinstance(match, Rejection):
+            return self.reject(match.reason)
+        n = len(names)
+        if len(position) != n or len(velocity) != n:
+            return self.reject(
+                f"joint state has {n} names, {len(position)} positions and {len(velocity)} "
+                "velocities (the controller needs a position and a velocity per name)")
+        q = np.asarray(position, dtype=float)[match]
+        qd = np.asarray(velocity, dtype=float)[match]
+        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+            return self.reject(f"joint state has NaN or inf: position {bounded_list(q)}, "
+                                f"velocity {bounded_list(qd)}")
+        self.q, self.qd, self.stamp = q, qd, stamp
+        self.received = self._steady()
+        if self._sampler is None:  # hold the position it started in
+            self._sampler = TrajectorySampler(self.model.joint_names, q, self._clock())
+        if self.stale:
+            # the reference moved on while nothing was controlled and the arm may have moved:
+            # resume by holding where it is, with a fresh integral and no dt spanning the outage
+            self.stale = False
+            self._hold_measured()
+            return Accepted("joint states valid again: control resumes, holding the measured "
+                            "position")
+        return Accepted()
+
+    def set_trajectory(self, trajectory: JointTrajectory,
+                       start: float | None = None) -> Accepted | Rejection:
+        """Follow ``trajectory`` from ``start`` (its header stamp; None: now), JTC's rules."""
+        if self._sampler is None:
+            return self.reject("trajectory received before the first valid joint state")
+        try:
+            self._sampler.set_trajectory(trajectory, self._clock(), start or None)
+        except TrajectoryError as exc:
+            return self.reject(f"trajectory: {exc}")
+        self._setpoint = None
+        return Accepted(f"trajectory of {trajectory.times.size} point(s) accepted, reference "
+                        f"ends at t = {self._sampler.end_time:.3f} s")
+
+    def set_reference(self, positions, velocities=(), accelerations=()) -> Accepted | Rejection:
+        """One reference point in `joints` order, used as is until replaced (empty velocities
+        and accelerations: zero)."""
+        if self._sampler is None:
+            return self.reject("reference received before the first valid joint state")
+        n = self.model.dof
+        parts = []
+        for field, values in (("positions", positions), ("velocities", velocities),
+                              ("accelerations", accelerations)):
+            values = np.asarray(values, dtype=float)
+            if values.size == 0 and field != "positions":
+                values = np.zeros(n)
+            if values.shape != (n,) or not np.all(np.isfinite(values)):
+                return self.reject(f"reference {field} must be {n} finite values in joints "
+                                    f"order {bounded_list(self.order.names)}, got "
+                                    f"{bounded_list(values.ravel())}")
+            parts.append(self.order.to_chain(values))
+        self._setpoint = tuple(parts)
+        self._sampler.hold(parts[0], self._clock())  # a later trajectory splices from here
+        return Accepted()
+
+    def enable(self, on: bool) -> str:
+        """Track the reference (on) or compensate gravity only (off); the answer to give."""
+        if on and not self.enabled:
+            if self.received is not None:
+                self._hold_measured()  # the arm may have moved while only gravity was held
+            self._law.reset()
+        self.enabled = bool(on)
+        return ("enabled: tracking the reference" if self.enabled
+                else "disabled: gravity compensation only")
+
+    def hold(self) -> Accepted | Rejection:
+        """Hold the measured position, forgetting the law's integral (it was wound up against
+        the old reference)."""
+        if self.received is None:
+            return Rejection("no valid joint state yet: nothing to hold")
+        self._hold_measured()
+        return Accepted(f"holding {np.round(self.order.from_chain(self.q), 6).tolist()}")
+
+    def _hold_measured(self) -> None:
+        self._setpoint = None
+        self._sampler.hold(self.q, self._clock())
+        self._law.reset()
+        self._last_t = None
+
+    def reject(self, reason: str) -> Rejection:
+        """Count and log a refused input (also one the adapter refused before the loop saw it)."""
+        rejection = Rejection(bounded(reason))
+        self.rejected(rejection.reason)
+        return rejection
+
+    # ------------------------------------------------------------------ control cycle
+    @property
+    def active(self) -> bool:
+        """A valid, fresh state is at hand: a cycle may run."""
+        return self.received is not None and not self.stale
+
+    def cycle(self) -> Command:
+        """The effort for the latest state: the law's, saturated, or the safe command."""
+        start = time.perf_counter()
+        # the reference at the instant the state was measured (when stamped), so delivery delay
+        # does not shift it against the measurement
+        t = self.stamp or self._clock()
+        dt = 0.0 if self._last_t is None else max(t - self._last_t, 0.0)
+        self._last_t = t
+        reference = self._setpoint or self._sampler.sample(t)
+        self.reference = reference
+        law = self._law if self.enabled else self._gravity
+        try:
+            tau = law.compute(self.q, self.qd, *reference, dt)
+            bad = self._unusable(tau)
+        except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
+            bad = f"raised {exc!r}"
+        computed = time.perf_counter()
+        if bad:
+            self.law_failures += 1
+            reason = bounded(f"control law {type(law).__name__} {bad}: published "
+                             f"{self.config['on_timeout']}")
+            self.rejected(reason)
+            self._set_timeout_effort()
+            result = LawFailure(self.order.from_chain(self._timeout_effort), reason)
+        else:
+            result = Command(self._saturate(tau))
+        w = self._window
+        w.cycles += 1
+        w.add("compute", computed - start)
+        w.add("cycle", time.perf_counter() - start)
+        if self.stamp:
+            w.add("latency", self._clock() - self.stamp)
+        return result
+
+    def _unusable(self, tau) -> str:
+        if not isinstance(tau, np.ndarray):
+            return f"returned a {type(tau).__name__}, not a numpy array"
+        if tau.shape != (self.model.dof,):
+            return f"returned shape {tau.shape} instead of {(self.model.dof,)}"
+        if not np.isfinite(tau).all():
+            return f"returned NaN or inf {bounded_list(tau)}"
+        return ""
+
+    def _saturate(self, tau: np.ndarray) -> np.ndarray:
+        limited = np.clip(tau, -self._limit, self._limit, out=self._limited)
+        if np.any(limited != tau):
+            over = np.flatnonzero(self.order.from_chain(limited) != self.order.from_chain(tau))
+            self.saturations(f"joints {bounded_list([self.order.names[i] for i in over])}")
+        return self.order.from_chain(limited, out=self._effort)
+
+    def watchdog(self) -> Stale | None:
+        """The safe command while the state is stale (no valid one for state_timeout), else
+        None. Call it often: the command starts at most one call period late."""
+        if self.received is None or self._steady() - self.received <= self.state_timeout:
+            return None
+        first = not self.stale
+        if first:
+            self.stale = True
+            self._set_timeout_effort()
+        return Stale(self.order.from_chain(self._timeout_effort), first)
+
+    def _set_timeout_effort(self) -> None:
+        if self.config["on_timeout"] == "hold_gravity":
+            tau = self.model.gravity_torques(self.q)
+            self._timeout_effort = np.clip(tau, -self._limit, self._limit)
+        else:
+            self._timeout_effort = np.zeros(self.model.dof)
+
+    # ------------------------------------------------------------------ statistics
+    def report(self) -> tuple[int, str, dict[str, Any]]:
+        """(level, message, values) of the window since the last report; starts a new one."""
+        now = self._steady()
+        w, self._window = self._window, _Window(now)
+        elapsed = now - w.start
+        counts = (self.saturations.count, self.rejected.count, self.law_failures)
+        saturated, rejected, failed = (c - r for c, r in zip(counts, self._reported))
+        self._reported = counts
+        age = None if self.received is None else now - self.received
+        on_timeout = self.config["on_timeout"]
+        values = {
+            "enabled": self.enabled,
+            "control law": type(self._law).__name__,
+            "achieved rate (Hz)": w.cycles / elapsed if elapsed > 0 else 0.0,
+            **w.summary("compute", "compute time (us)", 1e6),
+            **w.summary("cycle", "cycle time (us)", 1e6),
+            **w.summary("latency", "latency state stamp to command (ms)", 1e3),
+            "saturations (window)": saturated,
+            "saturations (total)": self.saturations.count,
+            "rejected inputs (window)": rejected,
+            "rejected inputs (total)": self.rejected.count,
+            "last rejection": self.rejected.last_reason,
+            "control law failures (window)": failed,
+            "control law failures (total)": self.law_failures,
+            "stale state": self.stale,
+            "state age (s)": -1.0 if age is None else age,
+        }
+        if age is None:
+            return WARN, "waiting for the first valid joint state", values
+        if self.stale:
+            return ERROR, f"joint state stale: publishing {on_timeout}", values
+        if failed:
+            return ERROR, (f"control law failed {failed} time(s), publishing {on_timeout}: "
+                           f"{self.rejected.last_reason}"), values
+        if rejected:
+            return WARN, f"inputs rejected: {self.rejected.last_reason}", values
+        if saturated:
+            return WARN, "effort saturated", values
+        return OK, "tracking" if self.enabled else "disabled: gravity compensation", values
