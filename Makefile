@@ -1,6 +1,6 @@
 # One-command routes for a machine with Python >= 3.10 and no ROS install:
 #   make demo   set up .venv and run the PUMA 560 computed-torque demo over real DDS
-#   make test   set up .venv and run the test suite
+#   make test   set up .venv, lint (ruff, ruff.toml) and run the test suite
 # DDS never leaves loopback: every target that may start rclpy runs with these two variables.
 PYTHON   ?= python3
 VENV     ?= .venv
@@ -22,6 +22,7 @@ demo: venv
 	$(ROSENV) $(VENV)/bin/robodyn-ros demo
 
 test: venv
+	$(VENV)/bin/ruff check .
 	$(ROSENV) $(PY) -m pytest -q test
 
 bench: venv

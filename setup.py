@@ -40,7 +40,7 @@ setup(
     extras_require={
         "ros": ROS_JAZZY,
         "plot": ["matplotlib"],
-        "test": ["pytest", "pin", "matplotlib"],
+        "test": ["pytest", "pin", "matplotlib", "ruff"],
     },
     zip_safe=True,
     maintainer="robodyn_ros maintainers",

@@ -143,7 +143,8 @@ def test_extension_non_numeric_armature(tmp_path):
 
 def test_extension_values_are_used(tmp_path):
     path = write(tmp_path, robot(link("base"), link("l1"),
-                                 joint("j1", "base", "l1").replace("</joint>", '<dynamics damping="0.5" friction="0.7"/></joint>'),
+                                 joint("j1", "base", "l1").replace(
+                                     "</joint>", '<dynamics damping="0.5" friction="0.7"/></joint>'),
                                  extra='<robodyn_ros><joint name="j1" armature="0.25" coulomb_negative="1.5"/>'
                                        '</robodyn_ros>'))
     model = RobotModel.from_urdf(path)

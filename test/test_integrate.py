@@ -121,7 +121,10 @@ def test_simulate_adaptive_conserves_energy():
 def test_energy_decreases_with_friction_and_no_torque():
     # gravity compensated, so dT/dt = qd.(tau - g - C qd - B qd) + qd.dM/dt qd / 2 = -qd.B qd <= 0
     model = puma(coulomb=False, friction=True)
-    tau = lambda t, q, qd: model.gravity_torques(q)
+
+    def tau(t, q, qd):
+        return model.gravity_torques(q)
+
     t, q, qd = simulate_adaptive(model, Q0, QD0, tau, 0.5, rtol=1e-9, atol=1e-11)
     kinetic = np.array([model.energy(q[k], qd[k])[0] for k in range(len(t))])
     assert np.all(np.diff(kinetic) <= 1e-9 * kinetic[0])

@@ -16,7 +16,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
-from rcl_interfaces.srv import SetParameters
+from rcl_interfaces.srv import SetParameters, SetParametersAtomically
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -338,6 +338,33 @@ def test_parameter_changes_are_validated(rig, model):
                         SetParameters.Request(parameters=[ParameterMsg(name="kd", value=value)]))
     assert not response.results[0].successful and "NaN" in response.results[0].reason
 
+
+
+def test_wrong_types_unknown_names_and_atomic_requests_over_the_services(rig):
+    ctl = rig.controller(friction=False)
+    service = "computed_torque_controller/set_parameters"
+
+    def value(**field):
+        kind = {"string_value": ParameterType.PARAMETER_STRING,
+                "bool_value": ParameterType.PARAMETER_BOOL,
+                "double_value": ParameterType.PARAMETER_DOUBLE}[next(iter(field))]
+        return ParameterValue(type=kind, **field)
+
+    for name, v in (("kp", value(string_value="100")), ("kp", value(bool_value=True)),
+                    ("ki", value(string_value="1")), ("", value(double_value=1.0))):
+        result = rig.call(SetParameters, service, SetParameters.Request(
+            parameters=[ParameterMsg(name=name, value=v)])).results[0]
+        assert not result.successful, (name, v)
+    assert ctl.get_parameter("kp").value == 100.0 and ctl.loop.law.params["kp"] == 100.0
+
+    # all or nothing: a good kp with a bad kd changes neither
+    request = SetParametersAtomically.Request(parameters=[
+        ParameterMsg(name="kp", value=value(double_value=50.0)),
+        ParameterMsg(name="kd", value=value(double_value=-1.0))])
+    result = rig.call(SetParametersAtomically,
+                      "computed_torque_controller/set_parameters_atomically", request).result
+    assert not result.successful and "kd" in result.reason
+    assert ctl.get_parameter("kp").value == 100.0 and ctl.loop.law.params["kp"] == 100.0
 
 def register_laws(tmp_path, monkeypatch, module, **laws):
     """Make ``tmp_path/<module>.py`` an installed distribution whose entry points register its

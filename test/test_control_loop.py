@@ -1,0 +1,240 @@
+"""The controller's safety behaviour without ROS: ControlLoop with fake clocks, milliseconds each.
+
+Staleness and resume, a failing law, saturation, reconfiguration accepted or refused whole,
+joint order, and bounded rejection reasons. The node tests only check that the wiring reaches it.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+from robodyn_ros.control import ControlLaw, load_law
+from robodyn_ros.control.joints import JointOrder
+from robodyn_ros.control.loop import (ERROR, OK, WARN, Accepted, Command, ControlLoop, LawFailure,
+                                      Rejection, Stale)
+from robodyn_ros.dynamics import RobotModel
+from robodyn_ros.reasons import CountedEvent, bounded, bounded_list
+from robodyn_ros.resources import find_share_file
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # the PUMA data's link 3 inertia warns, rightly
+    PUMA = RobotModel.from_urdf(str(find_share_file("urdf/puma560.urdf")))
+CHAIN = list(PUMA.joint_names)
+ORDER = CHAIN[::-1]  # message order differs from the chain's
+Q0 = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
+GAINS = {"control_law": "computed_torque", "kp": 100.0, "kd": 20.0, "friction": False}
+
+
+class FakeClock:
+    def __init__(self, t=100.0):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+class NanLaw(ControlLaw):
+    def _configure(self, params):
+        pass
+
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
+        return np.full(self.dof, np.nan)
+
+
+class RaisingLaw(NanLaw):
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
+        raise RuntimeError("plugin bug")
+
+
+def laws(name):
+    return {"nan_test": NanLaw, "raising_test": RaisingLaw}.get(name) or load_law(name)
+
+
+def make_loop(order=ORDER, timeout=0.1, log=None, **config):
+    clock, steady = FakeClock(), FakeClock(0.0)
+    loop = ControlLoop(PUMA, JointOrder(CHAIN, order), {**GAINS, **config}, timeout, clock=clock,
+                       steady=steady, log=[].append if log is None else log.append, law_class=laws)
+    return loop, clock, steady
+
+
+def state(loop, q=Q0, qd=np.zeros(6), names=CHAIN, stamp=0.0):
+    return loop.set_state(names, q, qd, stamp)
+
+
+def to_message(values):
+    """Chain-order values in the reversed message order used here."""
+    return np.asarray(values)[::-1]
+
+
+def test_first_state_starts_a_hold_and_commands_the_gravity_torque():
+    loop, clock, steady = make_loop()
+    assert not loop.active and loop.watchdog() is None  # nothing before a state
+    assert state(loop) == Accepted()
+    command = loop.cycle()
+    assert type(command) is Command
+    # holding the start with zero error: the command is g(q) (+ nothing), in message order
+    np.testing.assert_allclose(command.effort, to_message(PUMA.gravity_torques(Q0)), atol=1e-12)
+
+
+def test_stale_state_gives_the_on_timeout_command_then_resumes_by_holding():
+    loop, clock, steady = make_loop(ki=5.0, integral_limit=1.0)
+    state(loop)
+    loop.set_reference(to_message(Q0 + 0.1))
+    for _ in range(10):  # wind the integral up against the reference
+        clock.t += 0.001
+        loop.cycle()
+    assert np.abs(loop.law.integral).max() > 0.0
+    steady.t += 0.1
+    assert loop.watchdog() is None  # exactly state_timeout: not yet stale
+    steady.t += 1e-6
+    stale = loop.watchdog()
+    assert isinstance(stale, Stale) and stale.first and not loop.active
+    np.testing.assert_allclose(stale.effort, to_message(PUMA.gravity_torques(Q0)), atol=1e-12)
+    again = loop.watchdog()
+    assert not again.first and np.array_equal(again.effort, stale.effort)
+    assert loop.report()[0] == ERROR
+
+    moved = Q0 + 0.3  # the arm sagged while nobody controlled it
+    result = state(loop, q=moved)
+    assert "resumes" in result.note and loop.active
+    assert not loop.law.integral.any()  # the integral wound up before the outage is forgotten
+    loop.cycle()
+    np.testing.assert_allclose(loop.reference[0], moved)  # holds where it is, not the old target
+
+
+def test_on_timeout_zero_is_no_effort():
+    loop, clock, steady = make_loop(on_timeout="zero")
+    state(loop)
+    steady.t += 0.2
+    assert not loop.watchdog().effort.any()
+
+
+@pytest.mark.parametrize("law, reason", [("nan_test", "NaN or inf"),
+                                         ("raising_test", "raised RuntimeError")])
+def test_a_failing_law_gives_the_safe_command_and_is_reported(law, reason):
+    lines = []
+    loop, clock, steady = make_loop(log=lines, control_law=law)
+    state(loop)
+    result = loop.cycle()
+    assert isinstance(result, LawFailure) and reason in result.reason
+    assert np.all(np.isfinite(result.effort))
+    np.testing.assert_allclose(result.effort, to_message(PUMA.gravity_torques(Q0)), atol=1e-12)
+    assert loop.law_failures == 1 and len(lines) == 1 and reason in lines[0]
+    level, message, values = loop.report()
+    assert level == ERROR and "failed 1 time" in message
+    assert values["control law failures (total)"] == 1
+
+
+def test_efforts_saturate_at_the_limits_in_message_order_and_are_counted():
+    loop, clock, steady = make_loop(effort_limits=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    state(loop)
+    loop.set_reference(to_message(Q0 + 1.0))
+    effort = loop.cycle().effort
+    np.testing.assert_array_equal(np.abs(effort), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    assert loop.saturations.count == 1 and ORDER[0] in loop.saturations.last_reason
+    assert loop.report()[0] == WARN
+
+
+def test_per_joint_gains_in_message_order_reach_their_joints():
+    kp = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]  # message order
+    loop, clock, steady = make_loop(kp=kp)
+    np.testing.assert_array_equal(loop.law.params["kp"], to_message(kp))
+
+
+def test_reconfiguration_is_validated_whole_then_applied():
+    loop, clock, steady = make_loop()
+    law = loop.law
+    with pytest.raises(ValueError, match="kp"):
+        loop.prepare({"kp": -1.0})
+    with pytest.raises(ValueError, match="effort_limits"):  # a good kp does not slip through
+        loop.prepare({"kp": 50.0, "effort_limits": [1.0]})
+    with pytest.raises(ValueError, match="on_timeout"):
+        loop.prepare({"on_timeout": "brake"})
+    with pytest.raises(ValueError, match="unknown control law"):
+        loop.prepare({"control_law": "no_such_law"})
+    with pytest.raises(ValueError, match="kp must be numbers"):
+        loop.prepare({"kp": "100"})
+    with pytest.raises(ValueError, match="kd must be numbers"):
+        loop.prepare({"kd": True})
+    assert loop.law is law and loop.config["kp"] == 100.0
+    change = loop.prepare({"kp": 50.0, "on_timeout": "zero"})
+    assert loop.law is law  # nothing happens before apply
+    loop.apply(change)
+    assert loop.law.params["kp"] == 50.0 and loop.config["on_timeout"] == "zero"
+
+
+def test_bad_states_are_rejected_with_bounded_reasons_and_change_nothing():
+    loop, clock, steady = make_loop()
+    state(loop)
+    bad = [(CHAIN[:5], "lacks joints"),
+           (CHAIN + [CHAIN[0]], "more than once"),
+           ([f"j{i}" for i in range(100_000)], "lacks joints")]
+    for names, reason in bad:
+        n = len(names)
+        result = loop.set_state(names, np.zeros(n), np.zeros(n))
+        assert isinstance(result, Rejection) and reason in result.reason
+        assert len(result.reason) < 1000
+    nan = Q0.copy()
+    nan[2] = np.nan
+    assert "NaN" in state(loop, q=nan).reason
+    assert "6 names, 5 positions" in loop.set_state(CHAIN, Q0[:5], np.zeros(6)).reason
+    np.testing.assert_array_equal(loop.q, Q0)
+    assert loop.rejected.count == 5
+
+
+def test_references_before_a_state_or_non_finite_are_rejected():
+    loop, clock, steady = make_loop()
+    assert "before the first valid joint state" in loop.set_reference(Q0).reason
+    assert isinstance(loop.hold(), Rejection)
+    state(loop)
+    assert "finite" in loop.set_reference([np.inf] * 6).reason
+    assert "finite" in loop.set_reference(Q0, velocities=[1.0]).reason
+
+
+def test_disable_compensates_gravity_and_enable_holds_the_measured_position():
+    loop, clock, steady = make_loop()
+    state(loop)
+    loop.set_reference(to_message(Q0 + 0.5))
+    assert "disabled" in loop.enable(False)
+    np.testing.assert_allclose(loop.cycle().effort, to_message(PUMA.gravity_torques(Q0)),
+                               atol=1e-12)
+    state(loop, q=Q0 + 0.2)
+    loop.enable(True)
+    loop.cycle()
+    np.testing.assert_allclose(loop.reference[0], Q0 + 0.2)
+
+
+def test_joint_order_maps_both_ways_and_refuses_bad_lists():
+    order = JointOrder(["a", "b", "c"], ["c", "a", "b"])
+    chain = order.to_chain([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(chain, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(order.from_chain(chain), [3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(order.find_in(["x", "b", "c", "a"]), [3, 1, 2])
+    for bad in (["a", "b"], ["a", "b", "c", "d"], ["a", "a", "b", "c"]):
+        with pytest.raises(ValueError, match="must name each joint"):
+            JointOrder(["a", "b", "c"], bad)
+
+
+def test_reasons_are_bounded_and_events_throttled():
+    assert bounded_list(range(3)) == "[0, 1, 2]"
+    assert bounded_list(range(100_000)).endswith("... (100000 in all)]")
+    assert len(bounded("x" * 10**6)) < 500
+    clock, lines = FakeClock(0.0), []
+    event = CountedEvent("rejected", lines.append, clock, period=2.0)
+    for _ in range(5):
+        event("bad")
+    clock.t = 2.0
+    event("worse")
+    # four swallowed within the period, then one line that counts them with the fifth
+    assert event.count == 6 and len(lines) == 2
+    assert lines[1] == "rejected: worse (5 since the last report, 6 in total)"
+
+
+def test_report_levels():
+    loop, clock, steady = make_loop()
+    assert loop.report()[:2] == (WARN, "waiting for the first valid joint state")
+    state(loop)
+    loop.cycle()
+    steady.t += 1.0
+    level, message, values = loop.report()
+    assert (level, message) == (OK, "tracking") and values["achieved rate (Hz)"] == 1.0
