@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import pytest
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.parameter import Parameter
@@ -17,26 +16,12 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robodyn_ros.resources import find_share_file
-from test_nodes_ros import JOINTS, Q0, Rig, _wait_for_subscriber, register_laws
-from test_nodes_ros import model as puma_model
-
-model = puma_model  # test_nodes_ros's module-scoped PUMA fixture, under the name the tests use
+from conftest import JOINTS, Q0, register_laws, wait_for_subscriber
 
 PLANAR2 = str(find_share_file("urdf/planar2.urdf"))  # no armature: M(q) = 0 at mass_scale 0
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
-
-
-@pytest.fixture
-def rig():
-    r = Rig()
-    yield r
-    r.close()
+pytestmark = pytest.mark.usefixtures("ros")
 
 
 def _discovered(rig):
@@ -59,7 +44,7 @@ def test_per_joint_gains_in_joints_order_reach_their_joints(rig, model):
     rig.next_command()
     pub = rig.probe.create_publisher(JointTrajectoryPoint,
                                      f"{rig.ns}/computed_torque_controller/reference", 10)
-    _wait_for_subscriber(rig, pub)
+    wait_for_subscriber(rig, pub)
     target = Q0 + np.arange(1, 7) * 0.01  # chain order
     pub.publish(JointTrajectoryPoint(positions=target[o].tolist()))
     kp_chain = np.empty(6)
@@ -219,7 +204,7 @@ def test_simulator_survives_a_singular_mass_matrix(rig):
     rig.spin_until(lambda: sim.time_ns > 0, what="simulated time")
     sim.model = sim.model.scaled(mass=0.0)  # what a degenerate description does mid-run
     pub = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
-    _wait_for_subscriber(rig, pub)
+    wait_for_subscriber(rig, pub)
     pub.publish(Float64MultiArray(data=[1.0, 1.0]))
     rig.spin_until(lambda: not sim._braked, what="the brake release")
     before = sim.time_ns

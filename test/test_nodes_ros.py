@@ -4,7 +4,6 @@ requests go through DDS on loopback (conftest.py sets the discovery range and a 
 Each test runs its nodes in a namespace of its own, so that nothing left in flight by one test
 reaches the next. Waits have generous deadlines; nothing asserts how fast something happened.
 """
-import itertools
 import re
 import time
 import warnings
@@ -12,134 +11,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters, SetParametersAtomically
-from rclpy.experimental import EventsExecutor
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.nodes.common import ConfigurationError
 from robodyn_ros.nodes.controller import ComputedTorqueController
-from robodyn_ros.nodes.simulator import ArmSimulator
-from robodyn_ros.resources import find_share_file
 
-URDF = str(find_share_file("urdf/puma560.urdf"))
-JOINTS = [f"joint_{i}" for i in range(1, 7)]
-Q0 = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
-WAIT = 15.0  # s: generous deadline for anything to arrive on a loaded 2-core machine
-_namespaces = (f"/t{i}" for i in itertools.count())
+from conftest import JOINTS, Q0, URDF, WAIT, namespaces, register_laws, wait_for_subscriber
 
-
-@pytest.fixture(scope="module", autouse=True)
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
-
-
-@pytest.fixture(scope="module")
-def model():
-    with warnings.catch_warnings():  # the PUMA data's link-3 inertia is not physical
-        warnings.simplefilter("ignore")
-        return RobotModel.from_urdf(URDF)
-
-
-class Rig:
-    """Nodes under test plus a probe node in one namespace, on one EventsExecutor."""
-
-    def __init__(self):
-        self.ns = next(_namespaces)
-        self.executor = EventsExecutor()
-        self.nodes = []
-        self.probe = self.add(Node("probe", namespace=self.ns))
-        self.commands = []
-        self.command_times = []  # time.monotonic() at each command's arrival
-        self.states = []
-        self.probe.create_subscription(Float64MultiArray, f"{self.ns}/commands",
-                                       self._on_command, 100)
-        self.probe.create_subscription(JointTrajectory, f"{self.ns}/computed_torque_controller/state",
-                                       self.states.append, 100)
-        self.joint_states = self.probe.create_publisher(JointState, "joint_states", 10)
-
-    def _on_command(self, msg):
-        self.command_times.append(time.monotonic())
-        self.commands.append(np.array(msg.data))
-
-    def add(self, node):
-        self.nodes.append(node)
-        self.executor.add_node(node)
-        return node
-
-    def controller(self, **params):
-        params = {"urdf_file": URDF, "command_topic": f"{self.ns}/commands", **params}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return self.add(ComputedTorqueController(namespace=self.ns, parameter_overrides=[
-                Parameter(k, value=v) for k, v in params.items()]))
-
-    def simulator(self, **params):
-        params = {"urdf_file": URDF, "command_topic": f"{self.ns}/commands",
-                  "initial_position": Q0.tolist(), **params}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return self.add(ArmSimulator(namespace=self.ns, parameter_overrides=[
-                Parameter(k, value=v) for k, v in params.items()]))
-
-    def spin_until(self, condition, timeout=WAIT, what="condition"):
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.02)
-
-    def spin_for(self, seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.02)
-
-    def publish_state(self, q, qd=None, names=JOINTS, stamp_now=True):
-        msg = JointState(name=list(names), position=list(map(float, q)),
-                         velocity=list(map(float, np.zeros(len(q)) if qd is None else qd)))
-        if stamp_now:
-            msg.header.stamp = self.probe.get_clock().now().to_msg()
-        self.joint_states.publish(msg)
-
-    def next_command(self, what="a command"):
-        count = len(self.commands)
-        self.spin_until(lambda: len(self.commands) > count, what=what)
-        return self.commands[-1]
-
-    def call(self, srv_type, name, request):
-        client = self.probe.create_client(srv_type, f"{self.ns}/{name}")
-        self.spin_until(lambda: client.service_is_ready(), what=f"service {name}")
-        future = client.call_async(request)
-        self.spin_until(future.done, what=f"response of {name}")
-        return future.result()
-
-    def close(self):
-        for node in self.nodes:
-            self.executor.remove_node(node)
-            node.destroy_node()
-        self.executor.shutdown()
-
-
-@pytest.fixture
-def rig():
-    r = Rig()
-    yield r
-    r.close()
-
-
-def _wait_for_subscriber(rig, publisher):
-    rig.spin_until(lambda: publisher.get_subscription_count() > 0, what="discovery")
+pytestmark = pytest.mark.usefixtures("ros")  # rclpy for every test here, the rig or not
 
 
 # ---------------------------------------------------------------------------- closed loop
@@ -153,7 +40,7 @@ def test_closed_loop_holds_the_start_then_converges_on_sim_time(rig):
     goal = Q0 + np.radians([-10.0, 10.0, -20.0, 15.0, 20.0, 30.0])
     pub = rig.probe.create_publisher(JointTrajectory,
                                      f"{rig.ns}/computed_torque_controller/joint_trajectory", 10)
-    _wait_for_subscriber(rig, pub)
+    wait_for_subscriber(rig, pub)
     point = JointTrajectoryPoint(positions=goal.tolist(), velocities=[0.0] * 6,
                                  accelerations=[0.0] * 6)
     point.time_from_start.nanosec = 500_000_000
@@ -278,7 +165,7 @@ def test_reference_point_is_followed_in_joints_order(rig, model):
     rig.next_command()
     pub = rig.probe.create_publisher(JointTrajectoryPoint,
                                      f"{rig.ns}/computed_torque_controller/reference", 10)
-    _wait_for_subscriber(rig, pub)
+    wait_for_subscriber(rig, pub)
     target = Q0 + np.arange(6) * 0.01
     pub.publish(JointTrajectoryPoint(positions=target[::-1].tolist()))
     expected = model.inverse_dynamics(Q0, np.zeros(6), 100.0 * (target - Q0), friction=False)
@@ -366,17 +253,6 @@ def test_wrong_types_unknown_names_and_atomic_requests_over_the_services(rig):
     assert not result.successful and "kd" in result.reason
     assert ctl.get_parameter("kp").value == 100.0 and ctl.loop.law.params["kp"] == 100.0
 
-def register_laws(tmp_path, monkeypatch, module, **laws):
-    """Make ``tmp_path/<module>.py`` an installed distribution whose entry points register its
-    classes as control laws (entry-point name -> class name), as a plugin package would."""
-    info = tmp_path / f"{module}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[robodyn_ros.control_laws]\n" + "".join(
-        f"{name} = {module}:{cls}\n" for name, cls in laws.items()))
-    monkeypatch.syspath_prepend(str(tmp_path))
-
-
 def test_a_law_registered_by_another_distribution_is_loaded_by_name(rig, tmp_path, monkeypatch):
     (tmp_path / "robodyn_test_law.py").write_text(
         "import numpy as np\n"
@@ -425,7 +301,7 @@ def test_readme_plugin_law_with_its_own_parameter_is_set_like_the_gains(rig, mod
     damping = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     with warnings.catch_warnings():  # the PUMA data's link-3 inertia
         warnings.simplefilter("ignore")
-        other = ComputedTorqueController(namespace=next(_namespaces), parameter_overrides=[
+        other = ComputedTorqueController(namespace=next(namespaces), parameter_overrides=[
             Parameter("urdf_file", value=URDF), Parameter("control_law", value="damped_gravity"),
             Parameter("damping", value=damping)])
     try:
@@ -449,7 +325,7 @@ def test_efforts_saturate_at_the_limits_and_are_counted(rig, model):
 
 def test_missing_robot_description_is_a_clear_error():
     with pytest.raises(ConfigurationError, match="robot_description.*urdf_file"):
-        ComputedTorqueController(namespace=next(_namespaces))
+        ComputedTorqueController(namespace=next(namespaces))
 
 
 # ---------------------------------------------------------------------------- simulator
@@ -458,7 +334,7 @@ def test_simulator_brakes_until_commanded_then_zero_effort_after_timeout(rig, mo
     rig.spin_until(lambda: sim.time_ns > 0.2e9, what="simulated time")
     np.testing.assert_array_equal(sim.q, Q0)  # braked: nobody commanded anything yet
     pub = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
-    _wait_for_subscriber(rig, pub)
+    wait_for_subscriber(rig, pub)
     pub.publish(Float64MultiArray(data=model.gravity_torques(Q0).tolist()))
     rig.spin_until(lambda: not sim._braked, what="the brake release")
     rig.spin_until(lambda: sim._timed_out, what="the command timeout")
@@ -488,7 +364,7 @@ def test_simulator_diagnostics_report_brake_rejections_and_timeout(rig, model):
     assert latest().level == DiagnosticStatus.OK and "braked" in latest().message
     assert values()["braked"] == "True" and float(values()["real-time factor"]) > 0.0
     pub = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
-    _wait_for_subscriber(rig, pub)
+    wait_for_subscriber(rig, pub)
     pub.publish(Float64MultiArray(data=[0.0] * 5))  # one effort short
     rig.spin_until(lambda: latest().level == DiagnosticStatus.WARN
                    and "rejected" in latest().message, what="a rejection report")
