@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from robodyn_ros.control import ControlLaw, load_law
+from robodyn_ros.control import ControlLaw, JointTrajectory, load_law
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.loop import (ERROR, OK, WARN, Accepted, Command, ControlLoop, LawFailure,
                                       Rejection, Stale)
@@ -50,10 +50,13 @@ def laws(name):
     return {"nan_test": NanLaw, "raising_test": RaisingLaw}.get(name) or load_law(name)
 
 
-def make_loop(order=ORDER, timeout=0.1, log=None, **config):
+def make_loop(order=ORDER, timeout=0.1, log=None, max_trajectory_points=10_000,
+              position_limit_margin=0.0, **config):
     clock, steady = FakeClock(), FakeClock(0.0)
     loop = ControlLoop(PUMA, JointOrder(CHAIN, order), {**GAINS, **config}, timeout, clock=clock,
-                       steady=steady, log=[].append if log is None else log.append, law_class=laws)
+                       steady=steady, log=[].append if log is None else log.append, law_class=laws,
+                       max_trajectory_points=max_trajectory_points,
+                       position_limit_margin=position_limit_margin)
     return loop, clock, steady
 
 
@@ -128,7 +131,7 @@ def test_a_failing_law_gives_the_safe_command_and_is_reported(law, reason):
 def test_efforts_saturate_at_the_limits_in_message_order_and_are_counted():
     loop, clock, steady = make_loop(effort_limits=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     state(loop)
-    loop.set_reference(to_message(Q0 + 1.0))
+    assert loop.set_reference(to_message(Q0 + 0.5)) == Accepted()
     effort = loop.cycle().effort
     np.testing.assert_array_equal(np.abs(effort), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     assert loop.saturations.count == 1 and ORDER[0] in loop.saturations.last_reason
@@ -180,6 +183,38 @@ def test_bad_states_are_rejected_with_bounded_reasons_and_change_nothing():
     assert "6 names, 5 positions" in loop.set_state(CHAIN, Q0[:5], np.zeros(6)).reason
     np.testing.assert_array_equal(loop.q, Q0)
     assert loop.rejected.count == 5
+
+
+def test_references_and_trajectories_beyond_the_position_limits_are_refused():
+    loop, clock, steady = make_loop()
+    state(loop)
+    beyond = Q0.copy()
+    beyond[2] = PUMA.upper[2] + 0.01
+    assert "joint_3' at" in loop.set_reference(to_message(beyond)).reason
+    far = JointTrajectory(CHAIN, [1.0, 2.0], [Q0, beyond])
+    assert "point 1: joint 'joint_3'" in loop.set_trajectory(far).reason
+    huge = JointTrajectory(CHAIN, [1.0], [Q0 * 0 + 1e308])
+    assert "outside its limits" in loop.set_trajectory(huge).reason
+    loop.cycle()
+    np.testing.assert_allclose(loop.reference[0], Q0)  # still holding
+    margin, *_ = make_loop(position_limit_margin=0.02)
+    state(margin)
+    assert margin.set_reference(to_message(beyond)) == Accepted()
+
+
+def test_trajectories_are_bounded_in_points_and_queued_segments():
+    loop, clock, steady = make_loop(max_trajectory_points=100)
+    state(loop)
+    times = np.arange(1, 101) * 0.01
+    ok = JointTrajectory(CHAIN, times, np.tile(Q0, (100, 1)))
+    assert isinstance(loop.set_trajectory(ok), Accepted)
+    too_long = JointTrajectory(CHAIN, np.arange(1, 102) * 0.01, np.tile(Q0, (101, 1)))
+    assert "101 points, more than max_trajectory_points 100" in loop.set_trajectory(too_long).reason
+    # one queued in the future keeps what plays until its start: together they exceed the bound
+    assert "more than 102" in loop.set_trajectory(ok, start=clock.t + 0.9).reason
+    # a splice drops what it supersedes: the same trajectory from now replaces the old one
+    for _ in range(10):
+        assert isinstance(loop.set_trajectory(ok, start=clock.t), Accepted)
 
 
 def test_references_before_a_state_or_non_finite_are_rejected():

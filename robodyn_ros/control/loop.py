@@ -118,9 +118,15 @@ class ControlLoop:
     def __init__(self, model, order: JointOrder, config: Mapping[str, Any], state_timeout: float,
                  clock: Callable[[], float], steady: Callable[[], float] = time.monotonic,
                  log: Callable[[str], None] = lambda line: None,
-                 law_class: Callable[[str], type[ControlLaw]] = load_law):
+                 law_class: Callable[[str], type[ControlLaw]] = load_law,
+                 max_trajectory_points: int = 10_000, position_limit_margin: float = 0.0):
         self.model, self.order = model, order
         self.state_timeout = float(state_timeout)
+        self.max_trajectory_points = int(max_trajectory_points)
+        # a reference beyond the URDF's position limits by more than the margin is refused
+        # (continuous joints have none)
+        self._lowest = model.lower - position_limit_margin
+        self._highest = model.upper + position_limit_margin
         self._clock, self._steady, self._law_class = clock, steady, law_class
         n = model.dof
         self.config: dict[str, Any] = {}
@@ -244,7 +250,8 @@ class ControlLoop:
         self.q, self.qd, self.stamp = q, qd, stamp
         self.received = self._steady()
         if self._sampler is None:  # hold the position it started in
-            self._sampler = TrajectorySampler(self.model.joint_names, q, self._clock())
+            self._sampler = TrajectorySampler(self.model.joint_names, q, self._clock(),
+                                              max_pieces=self.max_trajectory_points + 2)
         if self.stale:
             # the reference moved on while nothing was controlled and the arm may have moved:
             # resume by holding where it is, with a fresh integral and no dt spanning the outage
@@ -254,13 +261,27 @@ class ControlLoop:
                             "position")
         return Accepted()
 
+    def admit_trajectory(self, points: int) -> Rejection | None:
+        """Refuse a trajectory by its size before any work is spent on it."""
+        if points > self.max_trajectory_points:
+            return self.reject(f"trajectory: {points} points, more than max_trajectory_points "
+                               f"{self.max_trajectory_points}")
+        return None
+
     def set_trajectory(self, trajectory: JointTrajectory,
                        start: float | None = None) -> Accepted | Rejection:
-        """Follow ``trajectory`` from ``start`` (its header stamp; None: now), JTC's rules."""
+        """Follow ``trajectory`` from ``start`` (its header stamp; None: now), JTC's rules.
+        The reference may hold at most max_trajectory_points segments (queued ones included)."""
         if self._sampler is None:
             return self.reject("trajectory received before the first valid joint state")
+        if (refused := self.admit_trajectory(trajectory.times.size)) is not None:
+            return refused
         try:
-            self._sampler.set_trajectory(trajectory, self._clock(), start or None)
+            chain = trajectory.reordered(self.model.joint_names)
+            outside = self._outside_limits(chain.positions)
+            if outside:
+                raise TrajectoryError(outside)
+            self._sampler.set_trajectory(chain, self._clock(), start or None)
         except TrajectoryError as exc:
             return self.reject(f"trajectory: {exc}")
         self._setpoint = None
@@ -284,9 +305,22 @@ class ControlLoop:
                                     f"order {bounded_list(self.order.names)}, got "
                                     f"{bounded_list(values.ravel())}")
             parts.append(self.order.to_chain(values))
+        outside = self._outside_limits(parts[0][None])
+        if outside:
+            return self.reject(f"reference: {outside}")
         self._setpoint = tuple(parts)
         self._sampler.hold(parts[0], self._clock())  # a later trajectory splices from here
         return Accepted()
+
+    def _outside_limits(self, positions: np.ndarray) -> str:
+        """Why positions (points x joints, chain order) leave the position limits, or ''."""
+        low, high = positions < self._lowest, positions > self._highest
+        if not (low.any() or high.any()):
+            return ""
+        point, joint = np.argwhere(low | high)[0]
+        name = self.model.joint_names[joint]
+        return (f"point {point}: joint '{name}' at {positions[point, joint]:.6g} is outside its "
+                f"limits [{self.model.lower[joint]:.6g}, {self.model.upper[joint]:.6g}]")
 
     def enable(self, on: bool) -> str:
         """Track the reference (on) or compensate gravity only (off); the answer to give."""

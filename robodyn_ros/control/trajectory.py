@@ -126,13 +126,16 @@ class JointTrajectory:
                                columns(self.velocities), columns(self.accelerations))
 
 
-def segment_coefficients(duration: float, p0, p1, v0=None, v1=None, a0=None, a1=None) -> np.ndarray:
+def segment_coefficients(duration, p0, p1, v0=None, v1=None, a0=None, a1=None) -> np.ndarray:
     """Coefficients c (6, n) of p(τ) = Σ c_k τ^k on [0, duration] with JTC's boundary conditions:
-    linear through p0, p1; cubic also matching v0, v1; quintic also a0, a1."""
+    linear through p0, p1; cubic also matching v0, v1; quintic also a0, a1. For m segments at
+    once, give m durations and (m, n) boundary values: c is then (6, m, n)."""
     p0 = np.asarray(p0, dtype=float)
-    c = np.zeros((_DEGREE + 1, p0.size))
+    c = np.zeros((_DEGREE + 1, *p0.shape))
     dp = np.asarray(p1, dtype=float) - p0
-    T = float(duration)
+    T = np.asarray(duration, dtype=float)
+    if T.ndim:
+        T = T[:, None]  # one duration per segment, broadcast over the joints
     c[0] = p0
     if v0 is None or v1 is None:
         c[1] = dp / T
@@ -157,8 +160,12 @@ class TrajectorySampler:
     ``τ = t - origins[i]``; the last piece is the hold of the final point up to ``knots[-1] = inf``.
     """
 
-    def __init__(self, joint_names: Sequence[str], position, time: float = 0.0):
+    def __init__(self, joint_names: Sequence[str], position, time: float = 0.0,
+                 max_pieces: int | None = None):
         self.joint_names = [str(n) for n in joint_names]
+        #: most segments the reference may hold (a trajectory that would exceed it is refused),
+        #: which bounds the memory of trajectories queued in the future
+        self.max_pieces = max_pieces
         self.hold(position, time)
 
     @property
@@ -177,7 +184,7 @@ class TrajectorySampler:
         if position.shape != (self.dof,) or not np.all(np.isfinite(position)):
             raise TrajectoryError(
                 f"hold position must be {self.dof} finite values, got {position.tolist()}")
-        self._set_pieces([float(time), np.inf], [float(time)], [_constant(position)])
+        self._set_pieces([float(time), np.inf], [float(time)], _constant(position)[None])
 
     def set_trajectory(self, trajectory: JointTrajectory, now: float,
                        start_time: float | None = None) -> None:
@@ -195,28 +202,35 @@ class TrajectorySampler:
                 f"now is {now:.6f} s")
         splice = max(start, float(now))
         P, V, A = trajectory.positions, trajectory.velocities, trajectory.accelerations
-        knots, origins, pieces = self._pieces_before(splice, now)
+        knots, origins, kept = self._pieces_before(splice, now)
         first = int(np.searchsorted(times, splice, side="right"))  # points still ahead
+        pieces = [kept]
         if first == 0:
             # The implicit first point: the old reference's state at the splice time.
             q, qd, qdd = self.sample(splice)
             pieces.append(segment_coefficients(
                 times[0] - splice, q, P[0],
-                qd, None if V is None else V[0], qdd, None if A is None else A[0]))
+                qd, None if V is None else V[0], qdd, None if A is None else A[0])[None])
             origins.append(splice)
             knots.append(times[0])
             first = 1
-        for i in range(first, times.size):
-            pieces.append(segment_coefficients(
-                times[i] - times[i - 1], P[i - 1], P[i],
-                *((None, None) if V is None else (V[i - 1], V[i])),
-                *((None, None) if A is None else (A[i - 1], A[i]))))
-            origins.append(times[i - 1])
-            knots.append(times[i])
-        pieces.append(_constant(P[-1]))
+        # every later segment at once: a 10,000-point trajectory costs milliseconds, not a second
+        a, b = slice(first - 1, -1), slice(first, None)
+        pieces.append(np.moveaxis(segment_coefficients(
+            times[b] - times[a], P[a], P[b],
+            *((None, None) if V is None else (V[a], V[b])),
+            *((None, None) if A is None else (A[a], A[b]))), 1, 0))
+        origins += times[a].tolist()
+        knots += times[b].tolist()
+        pieces.append(_constant(P[-1])[None])
         origins.append(knots[-1])
         knots.append(np.inf)
-        self._set_pieces(knots, origins, pieces)
+        count = sum(len(p) for p in pieces)
+        if self.max_pieces is not None and count > self.max_pieces:
+            raise TrajectoryError(
+                f"the reference would hold {count} segments (those of the trajectory and the ones "
+                f"still ahead of its start), more than {self.max_pieces}")
+        self._set_pieces(knots, origins, np.concatenate(pieces))
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Desired position, velocity and acceleration at time ``t`` (new arrays, joint order).
@@ -229,19 +243,20 @@ class TrajectorySampler:
 
     def _pieces_before(self, splice: float, now: float):
         """The current pieces that still matter: those active between ``now`` and ``splice``,
-        cut at ``splice`` (older pieces are dropped so the history does not grow)."""
-        keep = [i for i in range(len(self._origins))
-                if self._knots[i] < splice and self._knots[i + 1] > now]
-        knots = [max(self._knots[i], now) if j == 0 else self._knots[i]
-                 for j, i in enumerate(keep)]
-        return (knots + [splice], [self._origins[i] for i in keep],
-                [self._coefficients[i] for i in keep])
+        cut at ``splice`` (older and superseded pieces are dropped so the history does not grow).
+        Returns knots, origins (lists) and the kept coefficients (k, 6, n)."""
+        lows, highs = np.array(self._knots[:-1]), np.array(self._knots[1:])
+        keep = np.flatnonzero((lows < splice) & (highs > now))
+        knots = self._knots
+        kept = [max(knots[i], now) if j == 0 else knots[i] for j, i in enumerate(keep.tolist())]
+        return (kept + [splice], [self._origins[i] for i in keep.tolist()],
+                self._coefficients[keep])
 
     def _set_pieces(self, knots, origins, pieces) -> None:
         # lists, as bisect on a list beats numpy on a scalar in the sampling path
         self._knots = [float(k) for k in knots]
         self._origins = [float(o) for o in origins]
-        self._coefficients = c = np.array(pieces)
+        self._coefficients = c = np.asarray(pieces, dtype=float)
         velocity, acceleration = np.zeros_like(c), np.zeros_like(c)
         velocity[:, :-1] = c[:, 1:] * _VEL_WEIGHTS[:, None]
         acceleration[:, :-2] = c[:, 2:] * _ACC_WEIGHTS[:, None]

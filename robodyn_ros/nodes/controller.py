@@ -61,7 +61,9 @@ class ComputedTorqueController(Node):
             order = JointOrder(self.model.joint_names, p["joints"])
             self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
                                     p["state_timeout"], clock=self._now,
-                                    log=self.get_logger().warning)
+                                    log=self.get_logger().warning,
+                                    max_trajectory_points=p["max_trajectory_points"],
+                                    position_limit_margin=p["position_limit_margin"])
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from exc
         self.joints = list(order.names)
@@ -126,6 +128,8 @@ class ComputedTorqueController(Node):
             self._publish(self.loop.cycle())
 
     def _on_trajectory(self, msg: JointTrajectoryMsg):
+        if self.loop.admit_trajectory(len(msg.points)) is not None:
+            return  # refused before converting a flood of points
         try:
             points = msg.points
             if not points:
