@@ -8,6 +8,9 @@ PY       := $(VENV)/bin/python
 DOMAIN   ?= 42
 ROSENV   := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$(DOMAIN)
 
+# control_msgs is not on PyPI: where its source and build script are (a ROS machine has it from apt)
+CONTROL_MSGS ?= ../shared/ros
+
 .PHONY: venv demo test bench complexity clean
 
 $(VENV)/.installed: setup.py package.xml
@@ -16,7 +19,19 @@ $(VENV)/.installed: setup.py package.xml
 	$(PY) -m pip install --quiet -e '.[ros,plot,test]'
 	touch $@
 
-venv: $(VENV)/.installed
+# Built into the venv once (about 3 min) when missing and the source is at hand; without it the
+# controller runs with topics only and the tests that need it are skipped, saying why.
+$(VENV)/.control_msgs: $(VENV)/.installed
+	@if $(PY) -c "import control_msgs.action" 2>/dev/null; then touch $@; \
+	elif [ -f $(CONTROL_MSGS)/build_control_msgs.sh ]; then \
+	  echo "building control_msgs into $(VENV) (once, about 3 min)"; \
+	  bash $(CONTROL_MSGS)/build_control_msgs.sh $(VENV) $(CONTROL_MSGS)/control_msgs_src $(VENV) \
+	    --python-only --build-dir $(VENV)/build-control_msgs > $(VENV)/control_msgs_build.log 2>&1 \
+	    || { tail -20 $(VENV)/control_msgs_build.log; exit 1; }; touch $@; \
+	else echo "control_msgs: not installed and no source in $(CONTROL_MSGS) (make CONTROL_MSGS=DIR): \
+	its tests are skipped"; fi
+
+venv: $(VENV)/.installed $(VENV)/.control_msgs
 
 demo: venv
 	$(ROSENV) $(VENV)/bin/robodyn-ros demo

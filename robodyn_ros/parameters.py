@@ -139,35 +139,82 @@ def law_specs(laws: Mapping[str, type], defaults: Mapping[str, Any],
     """A spec for each parameter the control laws ``laws`` (name -> class) take beyond
     ``declared``: described by the first law that takes it, typed ``numbers`` for numbers, its
     default the law's own (or ``defaults``, the node's for the gains a law requires)."""
-    specs: dict[str, ParamSpec] = {}
+    first: dict[str, tuple[str, Any]] = {}  # parameter -> (description, default) of its first law
+    users: dict[str, list[str]] = {}  # parameter -> the laws that take it
     for law_name, cls in sorted(laws.items()):
         for name, text in cls.parameters.items():
-            if name in declared or name in specs:
-                continue
-            default = cls.defaults.get(name, defaults.get(name))
-            if isinstance(default, float) and math.isinf(default):
-                default = None  # no ROS double for "unbounded": unset means the law's default
-            kind = ("bool" if isinstance(default, bool) else
-                    "numbers" if default is None or _is_number(default) or isinstance(default, list)
-                    else "string")
-            owner = "" if len(laws) == 1 else f" (control law {law_name})"
-            specs[name] = ParamSpec(name, kind, default, f"{text}{owner}")
-    return tuple(specs.values())
+            if name not in declared:
+                first.setdefault(name, (text, cls.defaults.get(name, defaults.get(name))))
+                users.setdefault(name, []).append(law_name)
+    specs = []
+    for name, (text, default) in first.items():
+        if isinstance(default, float) and math.isinf(default):
+            default = None  # no ROS double for "unbounded": unset means the law's default
+        kind = ("bool" if isinstance(default, bool) else
+                "numbers" if default is None or _is_number(default) or isinstance(default, list)
+                else "string")
+        owners = "control law" + ("s " if len(users[name]) > 1 else " ") + ", ".join(users[name])
+        specs.append(ParamSpec(name, kind, default, f"{text} ({owners})"))
+    return tuple(specs)
+
+
+def controller_schema(warn=lambda text: None) -> tuple[ParamSpec, ...]:
+    """computed_torque_controller's parameters: its file's, then each registered control law's
+    (``warn`` hears of a law that does not load; choosing it later gives the error again)."""
+    from .control.law import available_laws, load_law
+    node = "computed_torque_controller"
+    specs = node_schema(node)
+    laws = {}
+    for name in available_laws():
+        try:
+            laws[name] = load_law(name)
+        except Exception as exc:  # noqa: BLE001 (a broken plugin must not stop the node)
+            warn(f"control law '{name}' does not load, its parameters are not declared: {exc!r}")
+    return specs + law_specs(laws, schema_section(node, "law_defaults"), {s.name for s in specs})
+
+
+#: The nodes with a parameter table in doc/<node>.md, and how to get their schemas.
+NODE_SCHEMAS = {
+    "computed_torque_controller": controller_schema,
+    "arm_simulator": lambda: node_schema("arm_simulator"),
+    "stewart_platform": lambda: node_schema("stewart_platform"),
+}
+COLUMNS = ("name", "type", "default", "range / constraints", "read-only", "description")
+
+
+def table_markers(node: str) -> tuple[str, str]:
+    return f"<!-- parameters:{node} -->", f"<!-- /parameters:{node} -->"
 
 
 def markdown_table(specs) -> str:
     """The parameter table of a node page: one row per parameter."""
-    rows = ["| name | type | default | range | read-only | description |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
     for s in specs:
         if s.bounds is not None:
             limits = f"[{s.bounds[0]:g}, {s.bounds[1]:g}]"
         elif s.one_of is not None:
-            limits = " \\| ".join(s.one_of)
+            limits = " \\| ".join(f"`{c}`" for c in s.one_of)
         else:
             limits = ""
         default = "unset" if s.default is None else yaml.safe_dump(
             s.default, default_flow_style=True, width=1000).strip().removesuffix("...").strip()
         rows.append(f"| `{s.name}` | {s.type} | `{default}` | {limits} | "
-                    f"{'yes' if s.read_only else ''} | {s.description.replace('|', '&#124;')} |")
+                    f"{'yes' if s.read_only else 'no'} | {s.description.replace('|', '&#124;')} |")
     return "\n".join(rows)
+
+
+def main(argv=None) -> int:
+    """``robodyn-ros param-tables [--check]``: each node page's parameter table from its schema."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="robodyn-ros param-tables", description=main.__doc__)
+    parser.add_argument("--doc", default="doc", help="the pages' folder (default: doc)")
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing; exit 1 if a table is not what the schema gives")
+    args = parser.parse_args(argv)
+    from .doc_pages import update
+    fresh = True
+    for node, schema in NODE_SCHEMAS.items():
+        begin, end = table_markers(node)
+        section = f"{begin}\n{markdown_table(schema())}\n{end}"
+        fresh &= update(f"{args.doc}/{node}.md", begin, end, section, args.check)
+    return 0 if fresh else 1

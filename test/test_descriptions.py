@@ -241,7 +241,7 @@ def test_effort_limits_hold_the_arm_against_gravity(yaml_rel):
 
 
 def test_puma_drive_terms_are_the_motor_data_reflected_to_the_link_side():
-    # Motor side, typed from ../shared/robots/puma560.md: Jm, G, B, Tc+, Tc-.
+    # Motor side, as the data set gives it (config/puma560_dh.yaml's header): Jm, G, B, Tc+, Tc-.
     motor = [(200e-6, -62.6111, 1.48e-3, 0.395, -0.435),
              (200e-6, 107.815, 0.817e-3, 0.126, -0.071),
              (200e-6, -53.7063, 1.38e-3, 0.132, -0.105),

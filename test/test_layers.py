@@ -1,5 +1,6 @@
-"""The core layers never import rclpy (DESIGN.md: arrows point down only), so that they are usable
-and testable without ROS. Checked in a fresh interpreter, where nothing else has imported it."""
+"""The core layers never import rclpy (doc/architecture.md: arrows point down only), so that they
+are usable and testable without ROS. Checked in a fresh interpreter, where nothing else has
+imported it."""
 import subprocess
 import sys
 

@@ -274,10 +274,10 @@ def test_a_law_registered_by_another_distribution_is_loaded_by_name(rig, tmp_pat
 
 def test_readme_plugin_law_with_its_own_parameter_is_set_like_the_gains(rig, model, tmp_path,
                                                                          monkeypatch):
-    # the README's example law (damping: its own parameter, default 1), registered as a package
+    # the documented example law (damping: its own parameter, default 1), registered as a package
     # would register it: its parameter is a node parameter, at start and at run time
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("### Writing and registering a law in another package", 1)[1]
+    page = (Path(__file__).resolve().parents[1] / "doc/control_laws.md").read_text()
+    section = page.split("## Writing and registering a law in another package", 1)[1]
     (tmp_path / "robodyn_readme_law.py").write_text(
         re.search(r"```python\n(.*?)```", section, re.S).group(1))
     register_laws(tmp_path, monkeypatch, "robodyn_readme_law", damped_gravity="DampedGravity")

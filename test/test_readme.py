@@ -1,19 +1,22 @@
-"""The README's Python API example runs as written, and its parameter tables name exactly the
-parameters each node declares (so that neither can drift from the code)."""
-import importlib
+"""The README's Python API example runs as written, and each node page's parameter table describes
+exactly the parameters the node declares — names, types, defaults, ranges, read-only — so that
+neither can drift from the code."""
 import re
 import warnings
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from robodyn_ros import parameters
+from robodyn_ros.parameters import NODE_SCHEMAS, markdown_table, table_markers
 
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 def test_python_api_example_runs(monkeypatch):
     section = README.read_text().split("## The Python API", 1)[1]
     example = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    monkeypatch.chdir(README.parent)   # the example names files relative to the repository
+    monkeypatch.chdir(ROOT)   # the example names files relative to the repository
     namespace = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # the PUMA data's link 3 inertia warns, rightly
@@ -22,15 +25,23 @@ def test_python_api_example_runs(monkeypatch):
     assert namespace["q_path"].shape == (1001, 2)
 
 
-@pytest.mark.parametrize("heading, module", [
-    ("## Node `computed_torque_controller`", "controller"),
-    ("## Node `arm_simulator`", "simulator"),
-    ("### Node `stewart_platform`", "stewart_platform"),
-])
-def test_parameter_table_names_every_declared_parameter(heading, module):
-    declared = {p.name for p in importlib.import_module(f"robodyn_ros.nodes.{module}").schema()}
-    section = README.read_text().split(heading + "\n", 1)[1]
-    table = re.search(r"^\|.*?(?=^[^|])", section, re.S | re.M).group(0)
-    documented = {name for row in table.splitlines()[2:]
-                  for name in re.findall(r"`(\w+)`", row.split("|")[1])}
-    assert documented - {"use_sim_time"} == declared  # use_sim_time: rclpy declares it
+@pytest.mark.parametrize("node", NODE_SCHEMAS)
+def test_parameter_table_is_generated_from_the_schema(node):
+    # names, types, defaults, ranges, read-only and descriptions: a stale page fails here
+    begin, end = table_markers(node)
+    page = (ROOT / "doc" / f"{node}.md").read_text()
+    assert page.count(begin) == 1 and page.count(end) == 1, f"doc/{node}.md lacks its markers"
+    table = page.split(begin)[1].split(end)[0].strip()
+    assert table == markdown_table(NODE_SCHEMAS[node]()), \
+        f"doc/{node}.md's parameter table is stale: run `robodyn-ros param-tables` and commit it"
+
+
+def test_the_table_tool_finds_a_drifted_table_and_repairs_it(tmp_path):
+    for node in NODE_SCHEMAS:
+        (tmp_path / f"{node}.md").write_text((ROOT / "doc" / f"{node}.md").read_text())
+    page = tmp_path / "arm_simulator.md"
+    page.write_text(page.read_text().replace("| `seed` | int | `0` |", "| `seed` | int | `1` |"))
+    assert parameters.main(["--doc", str(tmp_path), "--check"]) == 1
+    assert parameters.main(["--doc", str(tmp_path)]) == 0
+    assert parameters.main(["--doc", str(tmp_path), "--check"]) == 0
+    assert page.read_text() == (ROOT / "doc" / "arm_simulator.md").read_text()

@@ -3,7 +3,7 @@
 A law maps the measured state (q, q̇) and the desired (q_d, q̇_d, q̈_d) to joint efforts. Laws are
 plugins: a distribution registers a :class:`ControlLaw` subclass under the entry-point group
 ``robodyn_ros.control_laws`` and the controller node loads the one its ``control_law`` parameter
-names (see the README, "Control laws").
+names (doc/control_laws.md).
 """
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ def _link_from_dict(spec, index):
 
 
 def links_from_dh(specs, convention="standard", tool=None):
-    """Canonical links and tip transform from DH link dicts (keys: see DESIGN.md)."""
+    """Canonical links and tip transform from DH link dicts (keys: doc/dynamics.md, Conventions)."""
     if convention not in ("standard", "modified"):
         raise ModelError(f"convention must be 'standard' or 'modified', got {convention!r}")
     tool = np.eye(4) if tool is None else np.asarray(tool, dtype=float)

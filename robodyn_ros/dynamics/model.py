@@ -71,7 +71,7 @@ def _validate(link: Link):
 
 
 class RobotModel:
-    """A serial arm of revolute and prismatic joints. See DESIGN.md for the public API."""
+    """A serial arm of revolute and prismatic joints. The public API: doc/dynamics.md."""
 
     def __init__(self, links, tip=None, gravity=(0.0, 0.0, -9.81), name="robot"):
         links = [dataclasses.replace(link) for link in links]

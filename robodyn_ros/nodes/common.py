@@ -1,8 +1,8 @@
 """Helpers shared by the robodyn_ros nodes: a parameter table, validated run-time changes,
 diagnostics, counted and throttled warnings, the robot description, and the main loop.
 
-Nodes stay thin adapters (DESIGN.md): they convert messages to arrays, call the core and convert
-back; what every node needs to be a well-behaved ROS node lives here.
+Nodes stay thin adapters (doc/architecture.md): they convert messages to arrays, call the core
+and convert back; what every node needs to be a well-behaved ROS node lives here.
 """
 from __future__ import annotations
 

@@ -20,11 +20,11 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from ..control import JointTrajectory, TrajectoryError, available_laws, load_law
+from ..control import JointTrajectory, TrajectoryError
 from ..control.joints import JointOrder
 from ..control.loop import Command, ControlLoop, LawFailure, Rejection
 from ..dynamics import warm_up
-from ..parameters import law_specs, node_schema, schema_section
+from ..parameters import controller_schema, node_schema
 from .common import ConfigurationError, Diagnostics, Parameters, load_model, spin, \
     stamp_seconds, steady_clock
 
@@ -34,17 +34,8 @@ LOOP_KEYS = ("control_law", "effort_limits", "on_timeout")
 
 
 def schema(logger=None):
-    """The node's parameters: its file's, then each registered law's (see parameters.law_specs)."""
-    specs = node_schema(NAME)
-    laws = {}
-    for name in available_laws():
-        try:
-            laws[name] = load_law(name)
-        except Exception as exc:  # noqa: BLE001 (choosing it later gives the error again)
-            if logger is not None:
-                logger.warning(f"control law '{name}' does not load, its parameters are not "
-                               f"declared: {exc!r}")
-    return specs + law_specs(laws, schema_section(NAME, "law_defaults"), {s.name for s in specs})
+    """The node's parameters: its file's, then each registered law's."""
+    return controller_schema(logger.warning if logger is not None else lambda text: None)
 
 
 class ComputedTorqueController(Node):
