@@ -1,0 +1,34 @@
+"""Bounded rejection reasons: what a node logs or reports about a bad input stays short however
+large the input was (a JointState with 100,000 unknown names must not become a 1 MB log line or
+diagnostic). No rclpy here, so every node and core can use it."""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+MAX_CHARS = 1000   # a reason longer than this is cut, saying how long it was
+MAX_ITEMS = 5      # a list in a reason shows its count and this many first items
+
+
+def bounded(value: str | Iterable, max_items: int = MAX_ITEMS, max_chars: int = MAX_CHARS) -> str:
+    """``value`` as text of at most ``max_chars`` characters.
+
+    A string is cut at ``max_chars`` with a note of its full length. Any other iterable (a list of
+    names, an array of values) is shown as its first ``max_items`` items and its count when longer,
+    e.g. ``['a', 'b', ... 99998 more, 100000 in all]``.
+    """
+    if isinstance(value, str):
+        text = value
+    else:
+        if not hasattr(value, "__len__"):
+            value = list(value)
+        head = (value[:max_items].tolist() if hasattr(value, "tolist")   # NumPy: plain numbers
+                else list(itertools.islice(value, max_items)))
+        items = [repr(item) for item in head]
+        if len(value) > max_items:
+            items.append(f"... {len(value) - max_items} more, {len(value)} in all")
+        text = "[" + ", ".join(items) + "]"
+    if len(text) <= max_chars:
+        return text
+    note = f"... ({len(text)} characters)"
+    return text[:max(max_chars - len(note), 0)] + note[:max_chars]
