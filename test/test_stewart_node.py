@@ -267,6 +267,20 @@ def test_inconsistent_condition_parameters_are_refused(harness):
     assert not result.successful
 
 
+def test_a_new_rate_takes_effect_at_once(harness, sp):
+    """rate 50 -> 0.2 -> 50 Hz: the timer restarts with the new period (it used to wait out the old
+    one: the first forces came 4.5 s late)."""
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    assert h.node.set_parameters([Parameter("rate", value=0.2)])[0].successful
+    h.spin_for(0.5)
+    assert h.node.set_parameters([Parameter("rate", value=50.0)])[0].successful
+    assert h.node.timer.time_until_next_call() <= 1e9 / 50.0   # ns; not the ~4.5 s left of 5 s
+    h.forces.clear()
+    h.spin_for(1.0)
+    assert len(h.forces) >= 5   # ~50 at 50 Hz; none for 4.5 s before the fix
+
+
 def test_trajectory_and_leg_setpoint_topics(harness, sp):
     h = harness
     path, dtau = PAPER_PATHS["I"]

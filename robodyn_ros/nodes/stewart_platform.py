@@ -179,7 +179,10 @@ class StewartPlatformNode(Node):
     def on_parameters(self, changes):
         self.loop.reconfigure({k: v for k, v in changes.items() if k in Limits.names()})
         if "rate" in changes:
+            # a new period alone would wait out the old one (100 -> 0.2 -> 100 Hz: 4.5 s without
+            # forces): restart the timer so that the new rate takes effect at once
             self.timer.timer_period_ns = int(1e9 / changes["rate"])
+            self.timer.reset()
 
     # --- inputs -------------------------------------------------------------------------------
     def rejected_input(self, rejection: Rejection):
