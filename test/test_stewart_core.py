@@ -14,8 +14,8 @@ import pytest
 from stewart_cases import GOOD, det_h, good_forces, platform, singular_pose_on_path_iii
 
 from robodyn_ros.stewart import rotations
-from robodyn_ros.stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Idle, Level,
-                                            Limits, Rejection, Withheld)
+from robodyn_ros.stewart.force_loop import (LEG_NAMES, MAX_WRENCH, Disabled, ForceLoop, Forces,
+                                            Idle, Level, Limits, Rejection, Withheld)
 from robodyn_ros.stewart.path_study import PAPER_PATHS
 from robodyn_ros.stewart.setpoints import PoseTrajectory
 
@@ -128,6 +128,46 @@ def test_forces_are_withheld_beyond_the_limits_never_clipped_and_resume():
     loop.reconfigure({"condition_warning": cond / 2})
     e = loop.evaluate()
     assert isinstance(e, Forces) and e.level is Level.WARN and e.message == "ill-conditioned pose"
+
+
+def test_a_huge_external_wrench_is_rejected_with_its_reason():
+    """A wrench of 1e308 used to be taken: its forces overflowed, and valid setpoints were then
+    refused as 'no finite forces (singular pose)'."""
+    loop = make_loop()
+    good_setpoint(loop)
+    for force, moment, reason in [([0.0, 0.0, 1e308], Z3, "force of 1e+308 N beyond 1e+09 N"),
+                                  ([1e9, 1e9, 0.0], Z3, "force of 1.414e+09 N beyond"),
+                                  (Z3, [0.0, -2e9, 0.0], "moment of 2e+09 N m beyond 1e+09 N m")]:
+        r = loop.external_wrench(force, moment)
+        assert r.level is Level.WARN and reason in r.reason, r
+        assert_serving_good(loop)   # the wrench in use is unchanged
+        assert good_setpoint(loop) is None   # and valid setpoints are still taken
+
+
+def test_the_largest_wrench_accepted_cannot_overflow_the_forces():
+    """MAX_WRENCH at the worst poses that may be published: along Path III up to its singularity,
+    every pose below the highest condition_limit (1e12) has finite forces under it."""
+    sp = platform()
+    path, _ = PAPER_PATHS["III"]
+    s = path.sample(np.linspace(3.6, 3.7, 2001))
+    n = len(s.time)
+    wrench = np.tile([MAX_WRENCH, MAX_WRENCH, MAX_WRENCH], (n, 1)) / math.sqrt(3)
+    r = sp.inverse_dynamics(*s.pose_args(), wrench, wrench)
+    publishable = r.condition_number < 1e12
+    assert r.condition_number[publishable].max() > 1e7   # close to the singularity
+    assert np.all(np.isfinite(r.forces[publishable]))
+    loop = make_loop()
+    good_setpoint(loop)
+    assert loop.external_wrench(wrench[0], wrench[0]) is None   # |f| = |m| = MAX_WRENCH
+
+
+def test_overflowing_forces_are_refused_as_overflow_not_as_singular():
+    loop = make_loop()
+    good_setpoint(loop)
+    r = loop.setpoint(GOOD["t"], rotations.matrix_quaternion(GOOD["R"]), Z3, [0.0, 1e160, 0.0])
+    assert r.level is Level.ERROR and "forces not finite" in r.reason and "overflow" in r.reason
+    assert "singular" not in r.reason
+    assert_serving_good(loop)
 
 
 def test_platform_force_limit_applies_when_the_parameter_is_zero():

@@ -213,6 +213,16 @@ def test_reported_rejection_reasons_are_bounded(harness, sp):
     expect_unchanged_forces(h, sp)
 
 
+def test_a_huge_external_wrench_is_rejected_and_setpoints_still_served(harness, sp):
+    """A wrench of 1e308 used to be taken; valid setpoints were then refused as singular."""
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    huge = WrenchStamped()
+    huge.wrench.force.z = 1e308
+    expect_rejection(h, h.pub_wrench, huge, "external wrench rejected: force of 1e+308 N beyond")
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+
+
 def test_point_messages_decode_to_the_core_arrays():
     """No DDS: MultiDOFJointTrajectoryPoints to arrays; absent rates are zero, a malformed point is
     named."""

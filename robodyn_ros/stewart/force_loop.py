@@ -28,6 +28,11 @@ from .model import StewartPlatform
 from .setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
 
 LEG_NAMES = tuple(f"leg{i}" for i in range(1, 7))
+# N and N.m: the largest external force and moment accepted, the largest force_limit the node takes.
+# Below it the forces a wrench causes stay finite (H^-1 grows them by at most condition_limit
+# <= 1e12 over the lever arms); a wrench of 1e308 overflowed them, and every later target was
+# then refused as if singular.
+MAX_WRENCH = 1.0e9
 _ZERO = np.zeros(3)
 
 
@@ -258,13 +263,19 @@ class ForceLoop:
 
     def external_wrench(self, force, moment) -> Rejection | None:
         """Force and moment on the platform at its reference point, platform frame; used until
-        replaced."""
+        replaced. Each finite, of magnitude at most MAX_WRENCH."""
         try:
             f, m = _array(force, (3,), "force"), _array(moment, (3,), "moment")
         except SetpointError as exc:
             return self.reject("external wrench", exc)
         if not (np.all(np.isfinite(f)) and np.all(np.isfinite(m))):
             return self.reject("external wrench", "not finite")
+        for name, v, unit in (("force", f, "N"), ("moment", m, "N m")):
+            with np.errstate(over="ignore"):
+                magnitude = float(np.hypot.reduce(v))   # |v| without overflow in v.v
+            if magnitude > MAX_WRENCH:
+                return self.reject("external wrench", f"{name} of {magnitude:.4g} {unit} beyond "
+                                                      f"{MAX_WRENCH:g} {unit}")
         self.wrench = (f, m)
         return None
 
@@ -299,8 +310,9 @@ class ForceLoop:
         if not condition_number < limit:
             return (f"condition number {condition_number:.4g} beyond condition_limit {limit:g} "
                     f"(singular or near-singular pose)")
-        if not np.all(np.isfinite(forces)):
-            return "no finite forces (singular pose)"
+        if not np.all(np.isfinite(forces)):   # not singular (above): the numbers overflowed
+            return (f"forces not finite at condition number {condition_number:.4g} (overflow: "
+                    f"velocities, accelerations or external wrench too large)")
         force_limit = self.force_limit
         if force_limit and np.abs(forces).max() > force_limit:
             return f"force {np.abs(forces).max():.4g} N beyond force_limit {force_limit:g} N"
