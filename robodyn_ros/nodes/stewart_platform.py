@@ -11,7 +11,7 @@ Subscribes
                      order, or no names for that order), within the file's limits.leg_length;
                      forward kinematics from the current target pose gives a pose held at rest.
   ~/external_wrench  geometry_msgs/WrenchStamped: force and moment on the platform at its reference
-                     point, platform frame; used until replaced.
+                     point, platform frame, each at most 1e9 N or N m; used until replaced.
 Publishes
   ~/actuator_forces  std_msgs/Float64MultiArray, N, legs 1..6
   ~/static_forces    std_msgs/Float64MultiArray, F0 (only when publish_static_forces)
@@ -29,11 +29,11 @@ would not balance the platform and would look valid), reports ERROR on /diagnost
 resumes by itself once the commanded state is back within the limits. Downstream actuators therefore
 keep their last safe command or apply their own timeout. Malformed inputs (non-finite numbers, a
 quaternion off unit norm, a point without exactly one transform, times not increasing, a negative
-stamp, a leg setpoint without six positions or six distinct leg names), legs outside
-limits.leg_length (leg setpoints are checked before forward kinematics) and forward kinematics not
-converging are rejected. Every rejection or refusal leaves the
-current target unchanged; the reason is counted, logged (throttled) and shown as last_rejection on
-/diagnostics, bounded to 1000 characters (a long list as its count and first items). No input
+stamp, a leg setpoint without six positions or six distinct leg names, an external force or moment
+beyond 1e9 N or N m), legs outside limits.leg_length (leg setpoints are checked before forward
+kinematics) and forward kinematics not converging are rejected. Every rejection or refusal leaves
+the current target unchanged; the reason is counted, logged (throttled) and shown as last_rejection
+on /diagnostics, bounded to 1000 characters (a long list as its count and first items). No input
 callback raises: an exception would end the node. A new rate takes effect at once.
 
 The logic lives in robodyn_ros.stewart.force_loop (no ROS); this module is its ROS adapter.
