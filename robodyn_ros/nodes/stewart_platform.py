@@ -57,19 +57,8 @@ from ..stewart import PlatformFileError, StewartPlatform, warm_up
 from ..stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Level, Limits,
                                   Rejection, Withheld)
 from ..stewart.setpoints import SetpointError
-from .common import (
-    DIAGNOSTIC_PERIOD,
-    ERROR,
-    OK,
-    WARN,
-    ConfigurationError,
-    CountedWarning,
-    Diagnostics,
-    Param,
-    Parameters,
-    spin,
-    stamp_seconds,
-)
+from .common import (DIAGNOSTIC_PERIOD, ERROR, OK, WARN, ConfigurationError, CountedWarning,
+                     Diagnostics, Param, Parameters, spin, stamp_seconds)
 
 DIAGNOSTIC_LEVEL = {Level.OK: OK, Level.WARN: WARN, Level.ERROR: ERROR}
 
@@ -90,7 +79,6 @@ PARAMS = (
           range=(0.0, 0.5)),
     DIAGNOSTIC_PERIOD,  # a change of level is published at once
 )
-
 
 
 def _vec(v):
