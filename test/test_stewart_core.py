@@ -77,7 +77,8 @@ def test_malformed_setpoints_are_rejected_and_the_target_kept():
         "not finite": ([0.2, math.nan, 0.5], [0, 0, 0, 1]),
         "quaternion norm": ([0.2, 0.0, 0.5], [0, 0, 0.5, 0.5]),
         "shape (2,)": ([0.2, 0.0], [0, 0, 0, 1]),
-        "not numeric": (["a", "b", "c"], [0, 0, 0, 1]),
+        "not an array of numbers": (["a", "b", "c"], [0, 0, 0, 1]),
+        "orientation is not an array of numbers": ([0.2, 0.0, 0.5], [[0, 0], [0]]),
     }
     for reason, (p, q) in cases.items():
         r = loop.setpoint(p, q)

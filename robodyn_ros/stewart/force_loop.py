@@ -61,7 +61,7 @@ class Limits:
             if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
                 raise ValueError(f"{f.name} must be a finite number, got {bounded(repr(value))}")
         if self.condition_warning < 1.0 or self.condition_limit < 1.0:
-            raise ValueError(f"condition numbers are at least 1: condition_warning "
+            raise ValueError("condition numbers are at least 1: condition_warning "
                              f"{self.condition_warning:g}, condition_limit "
                              f"{self.condition_limit:g}")
         if self.condition_warning > self.condition_limit:
@@ -135,7 +135,7 @@ def _array(value, shape, name) -> np.ndarray:
     try:
         a = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise SetpointError(f"{name} is not numeric") from None
+        raise SetpointError(f"{name} is not an array of numbers") from None
     if a.shape != shape:
         raise SetpointError(f"{name} has shape {a.shape}, expected {shape}")
     return a
