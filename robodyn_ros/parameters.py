@@ -56,7 +56,7 @@ class ParamSpec:
         (For declared types rclpy refuses a wrong type first; "numbers" are checked here.)"""
         if not _has_type(self.type, value):
             raise ValueError(f"parameter '{self.name}' must be {_TYPE_WORDS[self.type]}, got "
-                             f"{bounded(repr(value), 120)}")
+                             f"{bounded(repr(value), max_chars=120)}")
         if self.bounds is not None:
             low, high = self.bounds
             values = value if isinstance(value, list) else [value]
@@ -66,7 +66,7 @@ class ParamSpec:
                                      f" got {v!r}")
         if self.one_of is not None and value not in self.one_of:
             raise ValueError(f"parameter '{self.name}' must be one of {list(self.one_of)}, got "
-                             f"{bounded(repr(value), 120)}")
+                             f"{bounded(repr(value), max_chars=120)}")
 
 
 _TYPE_WORDS = {

@@ -1,31 +1,39 @@
-"""Rejection reasons, bounded and counted, without ROS.
-
-A hostile message may carry 100,000 names, and its reason is logged and repeated in every
-/diagnostics report, so every reason is cut to a stated size; a flood of bad inputs is counted
-every time and logged at most once per period."""
+"""Rejection reasons, bounded and counted: what a node logs or reports about a bad input stays short
+however large the input was (a JointState with 100,000 unknown names must not become a 1 MB log
+line or diagnostic), and a flood of bad inputs is counted every time but logged at most once per
+period. No rclpy here, so every node and core can use it."""
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 
-MAX_ITEMS = 8         # items of a list shown in a reason
-MAX_REASON = 400      # characters of one reason
-
-
-def bounded_list(items: Sequence, limit: int = MAX_ITEMS) -> str:
-    """``[a, b, c]``, or the first ``limit`` items and how many there are in all."""
-    items = list(items)
-    shown = ", ".join(repr(i) for i in items[:limit])
-    if len(items) <= limit:
-        return f"[{shown}]"
-    return f"[{shown}, ... ({len(items)} in all)]"
+MAX_CHARS = 1000   # a reason longer than this is cut, saying how long it was
+MAX_ITEMS = 5      # a list in a reason shows its count and this many first items
 
 
-def bounded(text: str, limit: int = MAX_REASON) -> str:
-    """``text`` cut to ``limit`` characters, saying how long it was."""
-    if len(text) <= limit:
+def bounded(value: str | Iterable, max_items: int = MAX_ITEMS, max_chars: int = MAX_CHARS) -> str:
+    """``value`` as text of at most ``max_chars`` characters.
+
+    A string is cut at ``max_chars`` with a note of its full length. Any other iterable (a list of
+    names, an array of values) is shown as its first ``max_items`` items and its count when longer,
+    e.g. ``['a', 'b', ... 99998 more, 100000 in all]``.
+    """
+    if isinstance(value, str):
+        text = value
+    else:
+        if not hasattr(value, "__len__"):
+            value = list(value)
+        head = (value[:max_items].tolist() if hasattr(value, "tolist")   # NumPy: plain numbers
+                else list(itertools.islice(value, max_items)))
+        items = [repr(item) for item in head]
+        if len(value) > max_items:
+            items.append(f"... {len(value) - max_items} more, {len(value)} in all")
+        text = "[" + ", ".join(items) + "]"
+    if len(text) <= max_chars:
         return text
-    return f"{text[:limit]}... ({len(text)} characters)"
+    note = f"... ({len(text)} characters)"
+    return text[:max(max_chars - len(note), 0)] + note[:max_chars]
 
 
 class CountedEvent:

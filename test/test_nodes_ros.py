@@ -66,12 +66,16 @@ def test_bad_joint_states_are_rejected_and_a_safe_command_follows(rig, model):
         JointState(name=JOINTS[:5], position=q[:5].tolist(), velocity=[0.0] * 5),
         JointState(name=JOINTS, position=q.tolist(), velocity=[0.0] * 5),
         JointState(name=JOINTS, position=q.tolist(), velocity=[]),
+        JointState(name=JOINTS + [JOINTS[2]], position=[*q, 0.0], velocity=[0.0] * 7),
     ]
+    for sec, nanosec in ((-1, 0), (5, 1_000_000_000)):  # times no clock gives
+        bad.append(JointState(name=JOINTS, position=q.tolist(), velocity=[0.0] * 6))
+        bad[-1].header.stamp.sec, bad[-1].header.stamp.nanosec = sec, nanosec
     for msg in bad:
         rig.joint_states.publish(msg)
     rig.spin_until(lambda: ctl.loop.rejected.count >= len(bad), what="the rejections")
     assert ctl.loop.rejected.count == len(bad)
-    assert "0 velocities" in ctl.loop.rejected.last_reason
+    assert "header.stamp sec=5, nanosec=1000000000" in ctl.loop.rejected.last_reason
     # still running: the last valid state goes stale and gravity holds it
     command = rig.next_command("the on_timeout command")
     np.testing.assert_allclose(command, model.gravity_torques(q), rtol=1e-9, atol=1e-9)

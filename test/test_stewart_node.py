@@ -1,5 +1,7 @@
-"""The stewart_platform node under real rclpy and DDS (loopback, this run's domain: conftest.py): inputs
-on its topics, forces out, the safe action at singular poses, rejected inputs while it keeps running."""
+"""The stewart_platform node's wiring under real rclpy and DDS (loopback, this run's domain:
+conftest.py): its topics, service and parameters reach the core and its outputs leave on the
+documented topics; rejections reach /diagnostics while the node keeps running. What the core decides
+(accepted, rejected, refused, withheld, resumed) is tested without ROS in test_stewart_core.py."""
 import ast
 import math
 import os
@@ -7,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -22,13 +23,15 @@ from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import SetBool  # noqa: E402
+from stewart_cases import GOOD, good_forces, platform, singular_pose_on_path_iii  # noqa: E402
 from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint  # noqa: E402
 
 from robodyn_ros.nodes.common import ConfigurationError  # noqa: E402
-from robodyn_ros.nodes.stewart_platform import StewartPlatformNode, schema  # noqa: E402
-from robodyn_ros.stewart import StewartPlatform, rotations  # noqa: E402
+from robodyn_ros.nodes.stewart_platform import (StewartPlatformNode, point_arrays,  # noqa: E402
+                                                schema)
+from robodyn_ros.stewart import rotations  # noqa: E402
 from robodyn_ros.stewart.path_study import PAPER_PATHS  # noqa: E402
-from robodyn_ros.stewart.setpoints import PoseTrajectory  # noqa: E402
+from robodyn_ros.stewart.setpoints import PoseTrajectory, SetpointError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 WAIT = 10.0  # s: how long to wait for a message before failing (not a timing requirement)
@@ -36,9 +39,7 @@ WAIT = 10.0  # s: how long to wait for a message before failing (not a timing re
 
 @pytest.fixture(scope="module")
 def sp():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return StewartPlatform.from_yaml(ROOT / "config" / "stewart_dasgupta.yaml")
+    return platform()
 
 
 class Harness:
@@ -123,15 +124,6 @@ def send_setpoint_and_expect(h, msg, expected):
                  "the setpoint's forces")
 
 
-GOOD = dict(t=np.array([0.2, 0.0, 0.5]), R=rotations.rpy_matrix([0.05, -0.1, 0.1]),
-            v=(0.05, 0.0, 0.02), w=(0.0, 0.1, 0.05), a=(0.3, -0.2, 0.1), al=(0.2, 0.0, -0.4))
-
-
-def good_forces(sp, wrench=(np.zeros(3), np.zeros(3))):
-    g = GOOD
-    return sp.inverse_dynamics(g["t"], g["R"], g["v"], g["w"], g["a"], g["al"], *wrench).forces
-
-
 def test_setpoint_and_external_wrench_give_the_core_forces(harness, sp):
     h = harness
     send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
@@ -148,143 +140,6 @@ def test_setpoint_and_external_wrench_give_the_core_forces(harness, sp):
     legs = h.legs[-1]
     assert list(legs.name) == [f"leg{i}" for i in range(1, 7)]
     assert np.allclose(legs.position, sp.inverse_kinematics(GOOD["t"], GOOD["R"]).lengths)
-
-
-def latest_status(h):
-    return h.diagnostics[-1] if h.diagnostics else None
-
-
-def test_bad_setpoints_are_rejected_and_the_node_keeps_running(harness, sp):
-    h = harness
-    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
-    bad = {
-        "not finite": point(t=[0.2, math.nan, 0.5], R=np.eye(3)),
-        "quaternion norm": point(t=[0.2, 0.0, 0.5], R=np.eye(3), quaternion=[0, 0, 0.5, 0.5]),
-    }
-    for reason, msg in bad.items():
-        h.diagnostics.clear()
-        h.pub_setpoint.publish(msg)
-        h.spin_until(lambda r=reason: any(
-            r in kv.value for s in h.diagnostics for kv in s.values if kv.key == "last_rejection"),
-            f"rejection '{reason}' on /diagnostics")
-        # still serving the previous valid setpoint
-        h.forces.clear()
-        h.spin_until(lambda: len(h.forces) >= 3, "forces after a rejection")
-        assert all(np.allclose(f, good_forces(sp), rtol=1e-9) for f in h.forces)
-
-
-def singular_pose_on_path_iii(sp):
-    """Bisection of det H along Path III: the paper's singularity (cond -> infinity)."""
-    path, _ = PAPER_PATHS["III"]
-
-    def det(tau):
-        s = path.sample([tau])
-        ik = sp.inverse_kinematics(s.position[0], s.rotation[0])
-        return np.linalg.det(np.vstack([ik.directions.T, np.cross(ik.q, ik.directions).T]))
-
-    lo, hi = 3.5, 3.8
-    assert det(lo) * det(hi) < 0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if det(lo) * det(mid) < 0 else (mid, hi)
-    s = path.sample([lo])
-    return s.position[0], s.rotation[0]
-
-
-def test_singular_setpoint_reports_error_and_publishes_no_absurd_forces(harness, sp):
-    h = harness
-    t, R = singular_pose_on_path_iii(sp)
-    assert sp.inverse_dynamics(t, R, *np.zeros((4, 3))).condition_number > 1e8
-    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
-    h.diagnostics.clear()
-    h.forces.clear()
-    h.pub_setpoint.publish(point(t, R))
-    h.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR and "condition number" in s.message
-                             for s in h.diagnostics), "ERROR diagnostics")
-    h.spin_until(lambda: len(h.forces) >= 3, "forces after the singular setpoint")
-    assert all(np.allclose(f, good_forces(sp), rtol=1e-9) for f in h.forces)
-
-
-def test_forces_are_withheld_beyond_the_limits_and_resume(harness, sp):
-    h = harness
-    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
-    cond = sp.inverse_dynamics(GOOD["t"], GOOD["R"], *np.zeros((4, 3))).condition_number
-    h.diagnostics.clear()
-    h.node.set_parameters([Parameter("condition_warning", value=cond / 4),
-                           Parameter("condition_limit", value=cond / 2)])
-    h.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR and "withheld" in s.message
-                             for s in h.diagnostics), "ERROR: forces withheld")
-    h.spin_for(0.2)   # let anything published before the switch arrive
-    h.forces.clear()
-    h.spin_for(0.3)   # several timer periods at 50 Hz
-    assert h.forces == []
-    h.node.set_parameters([Parameter("condition_limit", value=1e4),
-                           Parameter("condition_warning", value=1e3)])
-    h.spin_until(lambda: len(h.forces) > 0, "forces resumed")
-    # an actuator-force limit below the current forces withholds them too
-    h.diagnostics.clear()
-    h.node.set_parameters([Parameter("force_limit", value=float(np.abs(good_forces(sp)).max() / 2))])
-    h.spin_until(lambda: any("force_limit" in s.message for s in h.diagnostics), "force limit")
-    h.node.set_parameters([Parameter("force_limit", value=0.0)])
-    h.forces.clear()
-    h.spin_until(lambda: len(h.forces) > 0, "forces resumed")
-
-
-def test_inconsistent_condition_parameters_are_refused(harness):
-    result = harness.node.set_parameters([Parameter("condition_warning", value=1e6)])[0]
-    assert not result.successful and "condition_limit" in result.reason
-    result = harness.node.set_parameters([Parameter("rate", value=-1.0)])[0]
-    assert not result.successful
-
-
-def test_trajectory_in_forces_out(harness, sp):
-    h = harness
-    path, dtau = PAPER_PATHS["I"]
-    sample = path.sample(path.times(dtau))
-    msg = MultiDOFJointTrajectory()
-    for i, tau in enumerate(sample.time):
-        pt = point(sample.position[i], sample.rotation[i], sample.linear_velocity[i],
-                   sample.angular_velocity[i], sample.linear_acceleration[i],
-                   sample.angular_acceleration[i])
-        pt.time_from_start.sec = int(tau)
-        pt.time_from_start.nanosec = int(round((tau - int(tau)) * 1e9))
-        msg.points.append(pt)
-    r = sp.inverse_dynamics(*sample.pose_args())
-    lengths = sp.inverse_kinematics(sample.position, sample.rotation).lengths
-    h.pub_trajectory.publish(msg)
-    h.spin_until(lambda: isinstance(h.node.target, PoseTrajectory), "trajectory accepted")
-    h.spin_for(0.1)   # let the previous setpoint's messages in flight arrive
-    h.legs.clear()
-    h.spin_until(lambda: len(h.legs) >= 20, "legs along the trajectory")
-    for legs in h.legs:
-        L, F = np.array(legs.position), np.array(legs.effort)
-        assert np.all(L >= lengths.min(axis=0) - 1e-9) and np.all(L <= lengths.max(axis=0) + 1e-9)
-        assert np.all(np.abs(F) <= 1.05 * np.abs(r.forces).max(axis=0))
-    moved = np.ptp([legs.position for legs in h.legs], axis=0)
-    assert np.all(moved > 0)   # sampled in time: the legs move along the path
-    # a trajectory reaching through Path III's singularity is refused as a whole
-    h.diagnostics.clear()
-    bad = MultiDOFJointTrajectory(points=[point(*singular_pose_on_path_iii(sp))])
-    h.pub_trajectory.publish(bad)
-    h.spin_until(lambda: any("trajectory rejected" in kv.value for s in h.diagnostics
-                             for kv in s.values), "trajectory rejection")
-
-
-def test_leg_setpoint_closes_through_forward_kinematics(harness, sp):
-    h = harness
-    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
-    t, R = np.array([0.22, 0.03, 0.52]), rotations.rpy_matrix([0.0, 0.05, -0.1])
-    lengths = sp.inverse_kinematics(t, R).lengths
-    expected = sp.inverse_dynamics(t, R, *np.zeros((4, 3))).forces
-    h.forces.clear()
-    h.pub_legs.publish(JointState(name=[f"leg{i}" for i in range(6, 0, -1)],
-                                  position=lengths[::-1].tolist()))
-    h.spin_until(lambda: any(np.allclose(f, expected, rtol=1e-7) for f in h.forces),
-                 "forces at the forward-kinematics pose")
-    h.diagnostics.clear()
-    h.pub_legs.publish(JointState(position=[0.01] * 6))
-    h.spin_until(lambda: any("forward kinematics" in kv.value for s in h.diagnostics
-                             for kv in s.values), "FK failure reported")
 
 
 def rejected(h, reason):
@@ -312,90 +167,175 @@ def trajectory(*points, times=None, sec=0):
     return msg
 
 
-def test_malformed_inputs_are_rejected_and_the_node_keeps_running(harness, sp):
-    """Every input callback rejects a malformed message with the reason; none raises out of it
-    (an exception in a callback would end the node)."""
+def negative_time_from_start(pt):
+    msg = trajectory(pt)
+    msg.points[0].time_from_start.sec = -1  # the controller's rule too: a time no clock gives
+    return msg
+
+
+def test_rejections_reach_diagnostics_and_the_node_keeps_running(harness, sp):
+    """Each input's rejection (malformed: WARN, last_rejection) or refusal (beyond the limits: ERROR
+    at once) reaches /diagnostics; no callback raises out (that would end the node), and the last
+    valid setpoint is still served."""
     h = harness
     send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
-    lengths = sp.inverse_kinematics(GOOD["t"], GOOD["R"]).lengths.tolist()
-    names = [f"leg{i}" for i in range(1, 7)]
-    good_pt = point(**GOOD)
-    two_velocities = point(**GOOD)
-    two_velocities.velocities.append(Twist())
     wrench = WrenchStamped()
     wrench.wrench.torque.y = math.nan
     cases = [
-        (h.pub_legs, JointState(name=names, position=lengths[:3]), "6 positions, got 3"),
-        (h.pub_legs, JointState(name=names, position=lengths + [0.5]), "6 positions, got 7"),
-        (h.pub_legs, JointState(position=lengths + [0.5]), "6 positions, got 7"),
-        (h.pub_legs, JointState(name=names[:3], position=lengths[:3]), "6 positions, got 3"),
-        (h.pub_legs, JointState(name=["leg1"] * 6, position=lengths), "names must be"),
-        (h.pub_legs, JointState(name=names[:5] + ["leg7"], position=lengths), "names must be"),
-        (h.pub_legs, JointState(name=names, position=lengths[:5] + [math.nan]), "not finite"),
-        (h.pub_trajectory, trajectory(good_pt, sec=-5), "header.stamp"),
-        (h.pub_trajectory, trajectory(good_pt, good_pt, times=[1, 1]), "strictly increasing"),
-        (h.pub_trajectory, trajectory(good_pt, two_velocities), "at most one velocity"),
-        (h.pub_trajectory, trajectory(MultiDOFJointTrajectoryPoint()), "exactly one transform"),
+        (h.pub_setpoint, point(t=[0.2, math.nan, 0.5], R=np.eye(3)), "not finite"),
         (h.pub_setpoint, MultiDOFJointTrajectoryPoint(), "exactly one transform"),
+        (h.pub_trajectory, trajectory(MultiDOFJointTrajectoryPoint()), "exactly one transform"),
+        (h.pub_trajectory, trajectory(point(**GOOD), sec=-5), "header.stamp"),
+        (h.pub_trajectory, negative_time_from_start(point(**GOOD)), "point 0 time_from_start"),
+        (h.pub_legs, JointState(name=["leg1"] * 6, position=[0.5] * 6), "names must be"),
         (h.pub_wrench, wrench, "external wrench rejected: not finite"),
     ]
     for publisher, msg, reason in cases:
         expect_rejection(h, publisher, msg, reason)
-    expect_unchanged_forces(h, sp)   # still running, still serving the last valid setpoint
+    singular = point(*singular_pose_on_path_iii(sp))
+    for publisher, msg, message in [
+            (h.pub_setpoint, singular, "setpoint rejected: condition number"),
+            (h.pub_trajectory, trajectory(point(**GOOD), singular),
+             "trajectory rejected: point 1: condition number")]:
+        h.diagnostics.clear()
+        publisher.publish(msg)
+        h.spin_until(lambda m=message: any(s.level == DiagnosticStatus.ERROR and m in s.message
+                                           for s in h.diagnostics), f"ERROR '{message}'")
+        # back to WARN (the previous target, the refusal as last_rejection) before the next one:
+        # a change of level is what is published at once
+        h.spin_until(lambda: h.diagnostics[-1].level == DiagnosticStatus.WARN, "WARN again")
+    expect_unchanged_forces(h, sp)
 
 
-def test_refused_trajectory_is_reported_as_error(harness, sp):
-    """README, Safe action: a target refused for a singular point is reported as ERROR, whether it
-    came as a setpoint or a trajectory."""
+def test_reported_rejection_reasons_are_bounded(harness, sp):
+    """A leg setpoint naming 100,000 unknown legs: last_rejection on /diagnostics gives their count
+    and the first few names (it was a ~1 MB string repeated in every diagnostic)."""
     h = harness
     send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    names = [f"joint{i}" for i in range(100_000)]
+    expect_rejection(h, h.pub_legs, JointState(name=names, position=[0.5] * 6), "100000 in all")
+    texts = [kv.value for s in h.diagnostics for kv in s.values if kv.key == "last_rejection"]
+    assert texts and all(len(t) <= 1100 for t in texts)
+    assert all(len(s.message) <= 1100 for s in h.diagnostics)
+    expect_unchanged_forces(h, sp)
+
+
+def test_a_huge_external_wrench_is_rejected_and_setpoints_still_served(harness, sp):
+    """A wrench of 1e308 used to be taken; valid setpoints were then refused as singular."""
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    huge = WrenchStamped()
+    huge.wrench.force.z = 1e308
+    expect_rejection(h, h.pub_wrench, huge, "external wrench rejected: force of 1e+308 N beyond")
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+
+
+def test_point_messages_decode_to_the_core_arrays():
+    """No DDS: MultiDOFJointTrajectoryPoints to arrays; absent rates are zero, a malformed point is
+    named."""
+    t, R = GOOD["t"], GOOD["R"]
+    pos, quats, rates = point_arrays([point(t, R, v=(1.0, 2.0, 3.0))])
+    assert np.allclose(pos, [t]) and np.allclose(quats, [rotations.matrix_quaternion(R)])
+    assert np.allclose(rates[0], [[1.0, 2.0, 3.0]]) and np.allclose(rates[1:], 0.0)
+    bare = point(t, R)
+    del bare.velocities[:], bare.accelerations[:]
+    assert np.allclose(point_arrays([bare])[2], 0.0)
+    two_velocities = point(t, R)
+    two_velocities.velocities.append(Twist())
+    for points, reason in [([bare, two_velocities], "point 1: at most one velocity"),
+                           ([MultiDOFJointTrajectoryPoint()],
+                            "point 0: needs exactly one transform")]:
+        with pytest.raises(SetpointError, match=reason):
+            point_arrays(points)
+    pos, quats, rates = point_arrays([])   # an empty trajectory: no points, the right shapes
+    assert pos.shape == (0, 3) and quats.shape == (0, 4) and all(r.shape == (0, 3) for r in rates)
+
+
+def test_parameters_reach_the_core(harness, sp):
+    """Limits changed as parameters withhold forces (ERROR) and restore them."""
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    cond = sp.inverse_dynamics(GOOD["t"], GOOD["R"], *np.zeros((4, 3))).condition_number
     h.diagnostics.clear()
-    h.pub_trajectory.publish(trajectory(point(**GOOD), point(*singular_pose_on_path_iii(sp))))
-    h.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR and "trajectory rejected" in s.message
-                             and "point 1" in s.message for s in h.diagnostics),
-                 "ERROR for the refused trajectory")
+    h.node.set_parameters([Parameter("condition_warning", value=cond / 4),
+                           Parameter("condition_limit", value=cond / 2)])
+    h.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR and "withheld" in s.message
+                             for s in h.diagnostics), "ERROR: forces withheld")
+    h.spin_for(0.2)   # let anything published before the switch arrive
     h.forces.clear()
-    h.spin_until(lambda: len(h.forces) >= 3, "forces after the refusal")
-    assert all(np.allclose(f, good_forces(sp), rtol=1e-9) for f in h.forces)
+    h.spin_for(0.3)   # several timer periods at 50 Hz
+    assert h.forces == []
+    h.node.set_parameters([Parameter("condition_limit", value=1e4),
+                           Parameter("condition_warning", value=1e3)])
+    h.spin_until(lambda: len(h.forces) > 0, "forces resumed")
+    h.diagnostics.clear()
+    peak = float(np.abs(good_forces(sp)).max())
+    h.node.set_parameters([Parameter("force_limit", value=peak / 2)])
+    h.spin_until(lambda: any("force_limit" in s.message for s in h.diagnostics), "force limit")
+    h.node.set_parameters([Parameter("force_limit", value=0.0)])
+    h.forces.clear()
+    h.spin_until(lambda: len(h.forces) > 0, "forces resumed")
 
 
-LIMITS = (0.42, 0.72)   # m: home, GOOD and the pose below fit, the too-long pose's leg 4 does not
+def test_inconsistent_condition_parameters_are_refused(harness):
+    result = harness.node.set_parameters([Parameter("condition_warning", value=1e6)])[0]
+    assert not result.successful and "condition_limit" in result.reason
+    result = harness.node.set_parameters([Parameter("rate", value=-1.0)])[0]
+    assert not result.successful
 
 
-def test_leg_setpoint_obeys_the_leg_length_limits(sp, tmp_path):
-    data = yaml.safe_load((ROOT / "config" / "stewart_dasgupta.yaml").read_text())
-    data["limits"] = {"leg_length": list(LIMITS)}
-    platform = tmp_path / "limited.yaml"
-    platform.write_text(yaml.safe_dump(data))
-    h = Harness(namespace="/limited", overrides=[Parameter("platform_file", value=str(platform))])
-    try:
-        h.wait_for_subscribers()
-        send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
-        # within the limits: accepted through forward kinematics
-        t, R = np.array([0.2, 0.0, 0.45]), np.eye(3)
-        inside = sp.inverse_kinematics(t, R).lengths
-        assert np.all((inside > LIMITS[0]) & (inside < LIMITS[1]))
-        expected = sp.inverse_dynamics(t, R, *np.zeros((4, 3))).forces
-        h.forces.clear()
-        h.pub_legs.publish(JointState(position=inside.tolist()))
-        h.spin_until(lambda: any(np.allclose(f, expected, rtol=1e-7) for f in h.forces),
-                     "forces at the forward-kinematics pose")
-        send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
-        # reachable (forward kinematics converges) but leg 4 beyond the upper limit: rejected
-        too_long = sp.inverse_kinematics(np.array([0.22, 0.03, 0.52]),
-                                         rotations.rpy_matrix([0.0, 0.05, -0.1])).lengths
-        assert too_long[3] > LIMITS[1]
-        expect_rejection(h, h.pub_legs, JointState(position=too_long.tolist()),
-                         "outside [0.42, 0.72] m")
-        expect_unchanged_forces(h, sp)
-        # one leg below the lower limit
-        short = inside.copy()
-        short[0] = 0.4
-        expect_rejection(h, h.pub_legs, JointState(position=short.tolist()),
-                         "outside [0.42, 0.72] m")
-        expect_unchanged_forces(h, sp)
-    finally:
-        h.close()
+def test_a_new_rate_takes_effect_at_once(harness, sp):
+    """rate 50 -> 0.2 -> 50 Hz: the timer restarts with the new period (it used to wait out the old
+    one: the first forces came 4.5 s late)."""
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    assert h.node.set_parameters([Parameter("rate", value=0.2)])[0].successful
+    h.spin_for(0.5)
+    assert h.node.set_parameters([Parameter("rate", value=50.0)])[0].successful
+    assert h.node.timer.time_until_next_call() <= 1e9 / 50.0   # ns; not the ~4.5 s left of 5 s
+    h.forces.clear()
+    h.spin_for(1.0)
+    assert len(h.forces) >= 5   # ~50 at 50 Hz; none for 4.5 s before the fix
+
+
+def test_trajectory_and_leg_setpoint_topics(harness, sp):
+    h = harness
+    path, dtau = PAPER_PATHS["I"]
+    sample = path.sample(path.times(dtau))
+    msg = MultiDOFJointTrajectory()
+    for i, tau in enumerate(sample.time):
+        pt = point(sample.position[i], sample.rotation[i], sample.linear_velocity[i],
+                   sample.angular_velocity[i], sample.linear_acceleration[i],
+                   sample.angular_acceleration[i])
+        pt.time_from_start.sec = int(tau)
+        pt.time_from_start.nanosec = int(round((tau - int(tau)) * 1e9))
+        msg.points.append(pt)
+    h.pub_trajectory.publish(msg)
+    h.spin_until(lambda: isinstance(h.node.loop.target, PoseTrajectory), "trajectory accepted")
+    h.spin_for(0.1)   # let the previous setpoint's messages in flight arrive
+    h.legs.clear()
+    h.spin_until(lambda: len(h.legs) >= 20, "legs along the trajectory")
+    moved = np.ptp([legs.position for legs in h.legs], axis=0)
+    assert np.all(moved > 0)   # sampled in time on the node's clock: the legs move along the path
+    h.pub_trajectory.publish(MultiDOFJointTrajectory())   # empty: stop and hold at rest
+    h.spin_until(lambda: not isinstance(h.node.loop.target, PoseTrajectory), "trajectory stopped")
+
+
+def test_leg_setpoint_closes_through_forward_kinematics(harness, sp):
+    h = harness
+    send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+    t, R = np.array([0.22, 0.03, 0.52]), rotations.rpy_matrix([0.0, 0.05, -0.1])
+    lengths = sp.inverse_kinematics(t, R).lengths
+    expected = sp.inverse_dynamics(t, R, *np.zeros((4, 3))).forces
+    h.forces.clear()
+    h.pub_legs.publish(JointState(name=[f"leg{i}" for i in range(6, 0, -1)],
+                                  position=lengths[::-1].tolist()))
+    h.spin_until(lambda: any(np.allclose(f, expected, rtol=1e-7) for f in h.forces),
+                 "forces at the forward-kinematics pose")
+    h.diagnostics.clear()
+    h.pub_legs.publish(JointState(position=[0.01] * 6))
+    h.spin_until(lambda: any("forward kinematics" in kv.value for s in h.diagnostics
+                             for kv in s.values), "FK failure reported")
 
 
 def test_python_dash_m_runs_the_node(harness):

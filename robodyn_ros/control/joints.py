@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..reasons import bounded_list
+from ..reasons import bounded
 
 
 class JointOrder:
@@ -22,9 +22,9 @@ class JointOrder:
         unknown = [j for j in names if j not in chain]
         if missing or unknown or len(set(names)) != len(names):
             raise ValueError(
-                f"joints {bounded_list(names)} must name each joint of the chain "
-                f"{bounded_list(chain)} once"
-                + "".join(f"; {what}: {bounded_list(found)}" for what, found in
+                f"joints {bounded(names)} must name each joint of the chain "
+                f"{bounded(chain)} once"
+                + "".join(f"; {what}: {bounded(found)}" for what, found in
                           (("missing", missing), ("not in the chain", unknown)) if found))
         self.chain = tuple(chain)
         self.names = tuple(names)
@@ -62,9 +62,9 @@ class JointOrder:
             position[name] = i
         repeated = [j for j in self.chain if j in repeated]
         if repeated:
-            raise ValueError(f"joint state names joint(s) {bounded_list(repeated)} more than once")
+            raise ValueError(f"joint state names joint(s) {bounded(repeated)} more than once")
         missing = [j for j in self.chain if j not in position]
         if missing:
-            raise ValueError(f"joint state lacks joints {bounded_list(missing)} (it has "
-                             f"{len(names)} names: {bounded_list(names)})")
+            raise ValueError(f"joint state lacks joints {bounded(missing)} (it has "
+                             f"{len(names)} names: {bounded(names)})")
         return np.array([position[j] for j in self.chain], dtype=np.intp)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..reasons import CountedEvent, bounded, bounded_list
+from ..reasons import CountedEvent, bounded
 from .joints import JointOrder
 from .law import ControlLaw, load_law
 from .laws import GravityCompensation
@@ -219,7 +219,7 @@ class ControlLoop:
             v = None
         if v is None or v.shape != (self.model.dof,) or np.any(np.isnan(v)) or np.any(v <= 0):
             raise ValueError(f"effort_limits must be {self.model.dof} positive values in joints "
-                             f"order {bounded_list(self.order.names)} (or empty for the URDF's), "
+                             f"order {bounded(self.order.names)} (or empty for the URDF's), "
                              f"got {bounded(repr(list(limits)))}")
         return self.order.to_chain(v)
 
@@ -245,8 +245,8 @@ class ControlLoop:
         q = np.asarray(position, dtype=float)[match]
         qd = np.asarray(velocity, dtype=float)[match]
         if not (np.isfinite(q).all() and np.isfinite(qd).all()):
-            return self.reject(f"joint state has NaN or inf: position {bounded_list(q)}, "
-                                f"velocity {bounded_list(qd)}")
+            return self.reject(f"joint state has NaN or inf: position {bounded(q)}, "
+                                f"velocity {bounded(qd)}")
         self.q, self.qd, self.stamp = q, qd, stamp
         self.received = self._steady()
         if self._sampler is None:  # hold the position it started in
@@ -302,8 +302,8 @@ class ControlLoop:
                 values = np.zeros(n)
             if values.shape != (n,) or not np.all(np.isfinite(values)):
                 return self.reject(f"reference {field} must be {n} finite values in joints "
-                                    f"order {bounded_list(self.order.names)}, got "
-                                    f"{bounded_list(values.ravel())}")
+                                    f"order {bounded(self.order.names)}, got "
+                                    f"{bounded(values.ravel())}")
             parts.append(self.order.to_chain(values))
         outside = self._outside_limits(parts[0][None])
         if outside:
@@ -398,14 +398,14 @@ class ControlLoop:
         if tau.shape != (self.model.dof,):
             return f"returned shape {tau.shape} instead of {(self.model.dof,)}"
         if not np.isfinite(tau).all():
-            return f"returned NaN or inf {bounded_list(tau)}"
+            return f"returned NaN or inf {bounded(tau)}"
         return ""
 
     def _saturate(self, tau: np.ndarray) -> np.ndarray:
         limited = np.clip(tau, -self._limit, self._limit, out=self._limited)
         if np.any(limited != tau):
             over = np.flatnonzero(self.order.from_chain(limited) != self.order.from_chain(tau))
-            self.saturations(f"joints {bounded_list([self.order.names[i] for i in over])}")
+            self.saturations(f"joints {bounded([self.order.names[i] for i in over])}")
         return self.order.from_chain(limited, out=self._effort)
 
     def watchdog(self) -> Stale | None:

@@ -115,7 +115,7 @@ class Parameters:
             if p.name not in self.table:
                 if p.name and self._node.has_parameter(p.name):
                     continue  # rclpy's own (use_sim_time): not ours to judge
-                raise ValueError(f"no parameter named {bounded(repr(p.name), 80)} on this node")
+                raise ValueError(f"no parameter named {bounded(repr(p.name), max_chars=80)} on this node")
             if p.type_ == Parameter.Type.NOT_SET:
                 # rclpy would undeclare it, and a later read of the value would fail
                 raise ValueError(f"parameter '{p.name}' cannot be unset: give a value")
@@ -129,13 +129,13 @@ def _plain(value):
     return list(value) if isinstance(value, (list, tuple, array.array)) else value
 
 
-def stamp_seconds(stamp) -> float:
+def stamp_seconds(stamp, what: str = "time") -> float:
     """A builtin_interfaces Time or Duration (``sec``, ``nanosec``) in seconds; ValueError for
     one no clock gives: a negative time, or ``nanosec`` of a second or more (the same rule for a
     header stamp and a ``time_from_start`` in every node)."""
     if stamp.sec < 0 or stamp.nanosec >= 1_000_000_000:
-        raise ValueError(f"invalid time sec={stamp.sec}, nanosec={stamp.nanosec} (sec must be "
-                         ">= 0 and nanosec < 1e9)")
+        raise ValueError(f"{what} sec={stamp.sec}, nanosec={stamp.nanosec} is no valid time (sec "
+                         "must be >= 0 and nanosec < 1e9)")
     return stamp.sec + 1e-9 * stamp.nanosec
 
 

@@ -106,7 +106,7 @@ class ComputedTorqueController(Node):
     # ------------------------------------------------------------------ inputs
     def _on_joint_state(self, msg: JointState):
         try:
-            stamp = stamp_seconds(msg.header.stamp)
+            stamp = stamp_seconds(msg.header.stamp, "header.stamp")
         except ValueError as exc:
             return self.loop.reject(f"joint state stamp: {exc}")
         result = self.loop.set_state(msg.name, msg.position, msg.velocity, stamp)
@@ -130,9 +130,10 @@ class ComputedTorqueController(Node):
             accelerations = [p.accelerations for p in points] \
                 if any(len(p.accelerations) for p in points) else None
             trajectory = JointTrajectory(
-                msg.joint_names, [stamp_seconds(p.time_from_start) for p in points],
+                msg.joint_names, [stamp_seconds(p.time_from_start, f"point {i} time_from_start")
+                                  for i, p in enumerate(points)],
                 [p.positions for p in points], velocities, accelerations)
-            start = stamp_seconds(msg.header.stamp)
+            start = stamp_seconds(msg.header.stamp, "header.stamp")
         except ValueError as exc:  # TrajectoryError, or a stamp no clock gives
             return self.loop.reject(f"trajectory: {exc}")
         self._log(self.loop.set_trajectory(trajectory, start))

@@ -11,7 +11,7 @@ Subscribes
                      order, or no names for that order), within the file's limits.leg_length;
                      forward kinematics from the current target pose gives a pose held at rest.
   ~/external_wrench  geometry_msgs/WrenchStamped: force and moment on the platform at its reference
-                     point, platform frame; used until replaced.
+                     point, platform frame, each at most 1e9 N or N m; used until replaced.
 Publishes
   ~/actuator_forces  std_msgs/Float64MultiArray, N, legs 1..6
   ~/static_forces    std_msgs/Float64MultiArray, F0 (only when publish_static_forces)
@@ -29,11 +29,14 @@ would not balance the platform and would look valid), reports ERROR on /diagnost
 resumes by itself once the commanded state is back within the limits. Downstream actuators therefore
 keep their last safe command or apply their own timeout. Malformed inputs (non-finite numbers, a
 quaternion off unit norm, a point without exactly one transform, times not increasing, a negative
-stamp, a leg setpoint without six positions or six distinct leg names), legs outside limits.leg_length
-(leg setpoints are checked before forward kinematics) and forward kinematics not converging are
-rejected. Every rejection or refusal leaves the current target unchanged; the reason is counted, logged
-(throttled) and shown as last_rejection on /diagnostics. No input callback raises: an exception would
-end the node.
+stamp, a leg setpoint without six positions or six distinct leg names, an external force or moment
+beyond 1e9 N or N m), legs outside limits.leg_length (leg setpoints are checked before forward
+kinematics) and forward kinematics not converging are rejected. Every rejection or refusal leaves
+the current target unchanged; the reason is counted, logged (throttled) and shown as last_rejection
+on /diagnostics, bounded to 1000 characters (a long list as its count and first items). No input
+callback raises: an exception would end the node. A new rate takes effect at once.
+
+The logic lives in robodyn_ros.stewart.force_loop (no ROS); this module is its ROS adapter.
 """
 from __future__ import annotations
 
@@ -48,16 +51,18 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
 
+from ..reasons import bounded
 from ..resources import find_share_file
-from ..stewart import (ForwardKinematicsError, PlatformFileError, StewartPlatform, rotations,
-                       warm_up)
-from ..stewart.setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
 from ..parameters import node_schema
+from ..stewart import PlatformFileError, StewartPlatform, warm_up
+from ..stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Level, Limits,
+                                  Rejection, Withheld)
+from ..stewart.setpoints import SetpointError
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
                      Parameters, spin, stamp_seconds)
 
+DIAGNOSTIC_LEVEL = {Level.OK: OK, Level.WARN: WARN, Level.ERROR: ERROR}
 
-LEG_NAMES = [f"leg{i}" for i in range(1, 7)]
 
 
 def schema():
@@ -69,17 +74,39 @@ def _vec(v):
     return [v.x, v.y, v.z]
 
 
+def point_arrays(points):
+    """Positions (K,3), quaternions (K,4) and the four rate arrays (K,3) (linear and angular
+    velocity, linear and angular acceleration; zero when absent) of MultiDOFJointTrajectoryPoints.
+    SetpointError naming the point if one has not exactly one transform, or several velocities or
+    accelerations."""
+    for i, pt in enumerate(points):
+        if len(pt.transforms) != 1:
+            raise SetpointError(f"point {i}: needs exactly one transform, has "
+                                f"{len(pt.transforms)}")
+        if len(pt.velocities) > 1 or len(pt.accelerations) > 1:
+            raise SetpointError(f"point {i}: at most one velocity and one acceleration")
+    pos = np.array([_vec(pt.transforms[0].translation) for pt in points]).reshape(-1, 3)
+    quats = np.array([[r.x, r.y, r.z, r.w] for r in (pt.transforms[0].rotation for pt in points)])
+    rates = [np.array([_vec(getattr(getattr(pt, field)[0], part)) if getattr(pt, field)
+                       else [0.0, 0.0, 0.0] for pt in points]).reshape(-1, 3)
+             for field in ("velocities", "accelerations") for part in ("linear", "angular")]
+    return pos, quats.reshape(-1, 4), rates
+
+
 def _input(what):
     """Subscription callback that rejects instead of raising: an exception out of a callback would
-    end the node (spin() does not catch it). Malformed inputs are checked explicitly; this is the
-    last line of defence against anything those checks miss."""
+    end the node (spin() does not catch it). A callback returns the core's Rejection or None."""
     def wrap(callback):
         @functools.wraps(callback)
         def guarded(self, msg):
             try:
-                callback(self, msg)
+                outcome = callback(self, msg)
+            except (SetpointError, ValueError) as exc:   # malformed while decoding the message
+                outcome = self.loop.reject(what, exc)
             except Exception as exc:   # noqa: BLE001 - the node must keep running
-                self.reject(what, f"unexpected {type(exc).__name__}: {exc}")
+                outcome = self.loop.reject(what, f"unexpected {type(exc).__name__}: {exc}")
+            if outcome is not None:
+                self.rejected_input(outcome)
         return guarded
     return wrap
 
@@ -89,24 +116,20 @@ class StewartPlatformNode(Node):
         super().__init__("stewart_platform", **kwargs)
         self.params = Parameters(self, schema())
         try:
-            self.on_parameters({})
+            limits = Limits(**{name: self.params[name] for name in Limits.names()})
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from exc
         path = self.params["platform_file"] or find_share_file("config/stewart_dasgupta.yaml")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                self.sp = StewartPlatform.from_yaml(path)
+                platform = StewartPlatform.from_yaml(path)
             except PlatformFileError as exc:
                 raise ConfigurationError(str(exc)) from exc
         for w in caught:
             self.get_logger().warning(str(w.message))
-        warm_up(self.sp, notify=self.get_logger().info)   # compile before the first setpoint
-        self.enabled = True
-        self.target: PlatformState | PoseTrajectory | None = None
-        self.trajectory_start = None
-        self.wrench = (np.zeros(3), np.zeros(3))
-        self.rejection = ""
+        warm_up(platform, notify=self.get_logger().info)   # compile before the first setpoint
+        self.loop = ForceLoop(platform, limits, clock=self.now)
         self.rejected = CountedWarning(self, "input rejected")
         self.withheld = CountedWarning(self, "forces withheld")
         self.status = (OK, "no target yet", {})
@@ -120,213 +143,80 @@ class StewartPlatformNode(Node):
         self.create_subscription(JointState, "~/leg_setpoint", self.on_leg_setpoint, 10)
         self.create_subscription(WrenchStamped, "~/external_wrench", self.on_wrench, 10)
         self.create_service(SetBool, "~/enable", self.on_enable)
-        self.params.on_set(self.on_parameters, lambda _: None)
         self.timer = self.create_timer(1.0 / self.params["rate"], self.step)
+        self.params.on_set(self.validate_parameters, self.apply_parameters)
         self.diagnostics = Diagnostics(self, self.diagnostic_report,
                                        period=self.params["diagnostic_period"],
-                                       hardware_id=self.sp.name)
-
-    # --- parameters ---------------------------------------------------------------------------
-    def on_parameters(self, changes):
-        warn = changes.get("condition_warning", self.params["condition_warning"])
-        limit = changes.get("condition_limit", self.params["condition_limit"])
-        if warn > limit:
-            raise ValueError(f"condition_warning {warn} > condition_limit {limit}")
-        if "rate" in changes:
-            self.timer.timer_period_ns = int(1e9 / changes["rate"])
-
-    def force_limit(self):
-        return self.params["force_limit"] or self.sp.force_limit
-
-    # --- inputs -------------------------------------------------------------------------------
-    def reject(self, what, reason):
-        """A malformed input: counted, logged (throttled), last_rejection on /diagnostics (WARN)."""
-        self.rejection = f"{what} rejected: {reason}"
-        self.rejected(self.rejection)
-
-    def refuse(self, what, reason):
-        """A well-formed target beyond the limits (singular, condition, force): rejected as above
-        and reported as ERROR at once; the previous target stays active."""
-        self.reject(what, reason)
-        self.report(ERROR, self.rejection, {})
-
-    def _states(self, points):
-        """Arrays of K validated states from MultiDOFJointTrajectoryPoints; SetpointError if bad."""
-        for i, pt in enumerate(points):
-            if len(pt.transforms) != 1:
-                raise SetpointError(f"point {i}: needs exactly one transform, has "
-                                    f"{len(pt.transforms)}")
-            if len(pt.velocities) > 1 or len(pt.accelerations) > 1:
-                raise SetpointError(f"point {i}: at most one velocity and one acceleration")
-        pos = np.array([_vec(pt.transforms[0].translation) for pt in points])
-        rot = np.array([[r.x, r.y, r.z, r.w] for r in (pt.transforms[0].rotation for pt in points)])
-        rates = []
-        for field in ("velocities", "accelerations"):
-            for part in ("linear", "angular"):
-                rates.append(np.array([_vec(getattr(getattr(pt, field)[0], part))
-                                       if getattr(pt, field) else [0.0, 0.0, 0.0]
-                                       for pt in points]))
-        quats = check_states(self.sp, pos, rot, rates, self.params["quaternion_tolerance"])
-        return pos, quats, rates
-
-    def _check_limits(self, states):
-        """Refuse a target whose own knots already lie beyond the force or condition limits."""
-        r = self.sp.inverse_dynamics(*states, *self.wrench_base(len(states[0])))
-        for i in range(len(states[0])):
-            reason = self.fault(r.condition_number[i], r.forces[i])
-            if reason:
-                raise SetpointError(f"point {i}: {reason}")
-
-    def wrench_base(self, n):
-        return np.tile(self.wrench[0], (n, 1)), np.tile(self.wrench[1], (n, 1))
-
-    @_input("trajectory")
-    def on_trajectory(self, msg):
-        if not msg.points:
-            if isinstance(self.target, PoseTrajectory):
-                self.target = self.current_state().at_rest()
-            return
-        try:
-            if msg.header.stamp.sec < 0:
-                raise SetpointError(f"header.stamp is negative ({msg.header.stamp.sec} s)")
-            pos, quats, rates = self._states(msg.points)
-            times = [stamp_seconds(pt.time_from_start) for pt in msg.points]
-            traj = PoseTrajectory(times, pos, quats, *rates)
-        except SetpointError as exc:
-            self.reject("trajectory", exc)
-            return
-        try:
-            self._check_limits((pos, rotations.quaternion_matrix(quats), *rates))
-        except SetpointError as exc:
-            self.refuse("trajectory", exc)
-            return
-        start = stamp_seconds(msg.header.stamp)
-        self.trajectory_start = start if start else self.now()
-        self.target = traj
-        self.rejection = ""
+                                       hardware_id=platform.name)
 
     def now(self):
         """Node-clock time in seconds (the clock trajectory stamps are read on)."""
         return self.get_clock().now().nanoseconds * 1e-9
 
+    def validate_parameters(self, changes):
+        """The new limits, all validated together (ValueError refuses the request), and a rate."""
+        return (self.loop.limits.replace({k: v for k, v in changes.items() if k in Limits.names()}),
+                changes.get("rate"))
+
+    def apply_parameters(self, change):
+        self.loop.limits, rate = change
+        if rate is not None:
+            # a new period alone would wait out the old one (100 -> 0.2 -> 100 Hz: 4.5 s without
+            # forces): restart the timer so that the new rate takes effect at once
+            self.timer.timer_period_ns = int(1e9 / rate)
+            self.timer.reset()
+
+    # --- inputs -------------------------------------------------------------------------------
+    def rejected_input(self, rejection: Rejection):
+        """Counted, logged (throttled), last_rejection on /diagnostics; a refused target (beyond
+        the limits) is reported as ERROR at once."""
+        self.rejected(str(rejection))
+        if rejection.level is Level.ERROR:
+            self.report(ERROR, str(rejection), {})
+
+    @_input("trajectory")
+    def on_trajectory(self, msg):
+        times = [stamp_seconds(pt.time_from_start, f"point {i} time_from_start")
+                 for i, pt in enumerate(msg.points)]
+        pos, quats, rates = point_arrays(msg.points)
+        return self.loop.trajectory(times, pos, quats, *rates,
+                                    start=stamp_seconds(msg.header.stamp, "header.stamp"))
+
     @_input("setpoint")
     def on_setpoint(self, msg):
         try:
-            pos, quats, rates = self._states([msg])
+            pos, quats, rates = point_arrays([msg])
         except SetpointError as exc:
-            self.reject("setpoint", str(exc).removeprefix("point 0: "))
-            return
-        self.set_state("setpoint", PlatformState(pos[0], quats[0], *(r[0] for r in rates)))
-
-    def _leg_lengths(self, msg):
-        """The six requested lengths in leg order; SetpointError if malformed or beyond the file's
-        limits.leg_length (checked here, before forward kinematics: its pose has these lengths)."""
-        if len(msg.position) != len(LEG_NAMES):
-            raise SetpointError(f"needs {len(LEG_NAMES)} positions, got {len(msg.position)}")
-        lengths = np.array(msg.position, dtype=float)
-        if msg.name:
-            if sorted(msg.name) != LEG_NAMES:   # six distinct known legs, in any order
-                raise SetpointError(f"names must be {LEG_NAMES} in any order, got "
-                                    f"{list(msg.name)}")
-            lengths = lengths[[list(msg.name).index(n) for n in LEG_NAMES]]
-        if not np.all(np.isfinite(lengths)):
-            raise SetpointError("leg lengths not finite")
-        if np.any(lengths <= 0.0):
-            raise SetpointError(f"leg lengths {lengths.tolist()} must be positive")
-        if self.sp.leg_length_limits is not None:
-            lo, hi = self.sp.leg_length_limits
-            if np.any((lengths < lo) | (lengths > hi)):
-                raise SetpointError(f"leg lengths {np.round(lengths, 4).tolist()} outside "
-                                    f"[{lo}, {hi}] m")
-        return lengths
+            return self.loop.reject("setpoint", str(exc).removeprefix("point 0: "))
+        return self.loop.setpoint(pos[0], quats[0], *(r[0] for r in rates))
 
     @_input("leg setpoint")
     def on_leg_setpoint(self, msg):
-        try:
-            lengths = self._leg_lengths(msg)
-        except SetpointError as exc:
-            self.reject("leg setpoint", exc)
-            return
-        if self.target is None:
-            self.reject("leg setpoint", "no current pose to start forward kinematics from: "
-                                        "send a setpoint or trajectory first")
-            return
-        guess = self.current_state()
-        try:
-            t, R = self.sp.forward_kinematics(lengths, guess.position, guess.rotation)
-        except (ValueError, ForwardKinematicsError) as exc:
-            self.reject("leg setpoint", f"forward kinematics: {exc}")
-            return
-        zero = np.zeros(3)
-        self.set_state("leg setpoint",
-                       PlatformState(t, rotations.matrix_quaternion(R), zero, zero, zero, zero))
-
-    def set_state(self, what, state):
-        try:
-            self._check_limits(tuple(np.asarray(x)[None] for x in state.pose_args()))
-        except SetpointError as exc:
-            self.refuse(what, str(exc).removeprefix("point 0: "))
-            return
-        self.target = state
-        self.rejection = ""
+        return self.loop.leg_setpoint(msg.position, msg.name)
 
     @_input("external wrench")
     def on_wrench(self, msg):
-        f, m = np.array(_vec(msg.wrench.force)), np.array(_vec(msg.wrench.torque))
-        if not (np.all(np.isfinite(f)) and np.all(np.isfinite(m))):
-            self.reject("external wrench", "not finite")
-            return
-        self.wrench = (f, m)
+        return self.loop.external_wrench(_vec(msg.wrench.force), _vec(msg.wrench.torque))
 
     def on_enable(self, request, response):
-        self.enabled = bool(request.data)
+        response.message = self.loop.enable(request.data)
         response.success = True
-        response.message = "enabled" if self.enabled else "disabled: no forces are published"
         return response
 
     # --- evaluation ---------------------------------------------------------------------------
-    def current_state(self) -> PlatformState:
-        if isinstance(self.target, PoseTrajectory):
-            elapsed = self.now() - self.trajectory_start
-            return self.target.sample(elapsed)
-        return self.target
-
-    def fault(self, cond, forces):
-        """Why these forces must not be published, or '' when they may."""
-        if not cond < self.params["condition_limit"]:
-            return (f"condition number {cond:.4g} beyond condition_limit "
-                    f"{self.params['condition_limit']:g} (singular or near-singular pose)")
-        if not np.all(np.isfinite(forces)):
-            return "no finite forces (singular pose)"
-        limit = self.force_limit()
-        if limit and np.abs(forces).max() > limit:
-            return f"force {np.abs(forces).max():.4g} N beyond force_limit {limit:g} N"
-        return ""
-
     def step(self):
-        if self.target is None:
+        evaluation = self.loop.evaluate()
+        if isinstance(evaluation, Withheld):
+            self.withheld(evaluation.reason)
+        if isinstance(evaluation, (Withheld, Forces, Disabled)):   # Idle: nothing to report yet
+            self.report(DIAGNOSTIC_LEVEL[evaluation.level], evaluation.message, evaluation.values)
+        if not isinstance(evaluation, Forces):
             return
-        state = self.current_state()
-        r = self.sp.inverse_dynamics(*state.pose_args(), *self.wrench)
-        values = {"condition_number": float(r.condition_number),
-                  "max_abs_force": float(np.abs(r.forces).max())}
-        reason = self.fault(r.condition_number, r.forces)
-        if reason:
-            self.withheld(reason)
-            self.report(ERROR, f"forces withheld: {reason}", values)
-            return
-        if r.condition_number > self.params["condition_warning"]:
-            self.report(WARN, "ill-conditioned pose", values)
-        elif self.rejection:
-            self.report(WARN, self.rejection, values)
-        else:
-            self.report(OK, "ok" if self.enabled else "disabled", values)
-        if not self.enabled:
-            return
+        r = evaluation.result
         self.pub_forces.publish(Float64MultiArray(data=r.forces.tolist()))
         if self.params["publish_static_forces"]:
             self.pub_static.publish(Float64MultiArray(data=r.static_forces.tolist()))
-        legs = JointState(name=LEG_NAMES, position=r.leg_lengths.tolist(),
+        legs = JointState(name=list(LEG_NAMES), position=r.leg_lengths.tolist(),
                           velocity=r.leg_rates.tolist(), effort=r.forces.tolist())
         legs.header.stamp = self.get_clock().now().to_msg()
         self.pub_legs.publish(legs)
@@ -334,15 +224,16 @@ class StewartPlatformNode(Node):
     # --- diagnostics --------------------------------------------------------------------------
     def report(self, level, message, values):
         """Record the state for /diagnostics; a change of level is published at once."""
-        self.status = (level, message, values)
+        self.status = (level, bounded(message), values)
         if level != self._published_level:
             self.diagnostics.publish()
 
     def diagnostic_report(self):
         level, message, values = self.status
         self._published_level = level
-        return level, message, {**values, "enabled": self.enabled,
-                                "last_rejection": self.rejection,
+        rejection = self.loop.last_rejection
+        return level, message, {**values, "enabled": self.loop.enabled,
+                                "last_rejection": str(rejection) if rejection else "",
                                 "rejected_inputs": self.rejected.count,
                                 "withheld_samples": self.withheld.count}
 
@@ -353,4 +244,3 @@ def main(args=None):
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
