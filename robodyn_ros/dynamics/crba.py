@@ -4,7 +4,7 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 """
 import numpy as np
 
-from ._jit import njit
+from ..kernels import kernel
 from .joint_frames import place_joint, rotate, to_parent
 from .layout import ARMATURE, H, INERTIA, MASS, PRISMATIC
 from .newton_euler import check_sizes
@@ -15,6 +15,7 @@ C_P, C_M, C_H, C_I = 9, 12, 13, 16
 C_COLUMNS = 22
 
 
+@kernel
 def crba_into(P, q, ws, M):
     n = q.shape[0]
     for i in range(n):
@@ -105,23 +106,21 @@ def crba_into(P, q, ws, M):
     return M
 
 
-_crba_into = njit(crba_into)
 
-
-@njit
+@kernel
 def crba(P, q):
     check_sizes(P, q, q, q)
     n = q.shape[0]
     M = np.empty((n, n))
-    _crba_into(P, q, np.empty((n, C_COLUMNS)), M)
+    crba_into(P, q, np.empty((n, C_COLUMNS)), M)
     return M
 
 
-@njit
+@kernel
 def crba_batch(P, q):
     N, n = q.shape
     ws = np.empty((n, C_COLUMNS))
     M = np.empty((N, n, n))
     for k in range(N):
-        _crba_into(P, q[k], ws, M[k])
+        crba_into(P, q[k], ws, M[k])
     return M

@@ -1,8 +1,8 @@
 """Recursive Newton–Euler inverse dynamics (Luh–Walker–Paul; 000 §7.4, 001 §3, 003).
 
 The kernel is written as scalar arithmetic over preallocated arrays, once: numba compiles it for the
-fast path, and ``robodyn_ros.dynamics.counting`` runs the very same Python function on counting
-scalars to measure its operation count.
+fast path, and ``robodyn_ros.dynamics.counting`` runs the very same Python function interpreted on
+counting scalars to measure its operation count.
 
 Frames: every joint moves about (revolute) or along (prismatic) the z axis of its own joint frame.
 Row i of the packed parameter array ``P`` (see ``model.pack``) holds the constant transform from joint
@@ -12,7 +12,7 @@ COM shift in both recursions.
 """
 import numpy as np
 
-from ._jit import njit
+from ..kernels import kernel
 from .joint_frames import place_joint, to_parent
 from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, GRAVITY_VECTOR, H, INERTIA, MASS,
                      PRISMATIC, VISCOUS, WS_P)
@@ -26,6 +26,7 @@ WS_F, WS_N = 12, 15
 WS_COLUMNS = 18
 
 
+@kernel
 def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
     """tau = M(q) qdd + C(q, qd) qd + g(q) [+ friction] [+ J^T wrench], written into ``tau``."""
     n = q.shape[0]
@@ -160,36 +161,34 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
     return tau
 
 
-_rnea_into = njit(rnea_into)
 
-
-@njit
+@kernel
 def check_sizes(P, q, qd, qdd):
     n = P.shape[0] - 1
     if q.ndim != 1 or q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n:
         raise ValueError("expected q, qd and qdd (or tau) of one value per joint of the model")
 
 
-@njit
+@kernel
 def rnea(P, q, qd, qdd, wrench, mode):
     check_sizes(P, q, qd, qdd)
     n = q.shape[0]
     ws = np.empty((n, WS_COLUMNS))
     tau = np.empty(n)
-    _rnea_into(P, q, qd, qdd, wrench, mode, ws, tau)
+    rnea_into(P, q, qd, qdd, wrench, mode, ws, tau)
     return tau
 
 
 NO_WRENCH = np.zeros(6)   # "no tip wrench"; a compile-time constant inside kernels
 
 
-@njit
+@kernel
 def rnea_no_wrench(P, q, qd, qdd, mode):
     """The control-loop call: one array argument fewer to pass, which is a sizeable part of it."""
     return rnea(P, q, qd, qdd, NO_WRENCH, mode)
 
 
-@njit
+@kernel
 def rnea_batch(P, q, qd, qdd, wrench, mode):
     """One pass per row; ``wrench`` is (N, 6) (ignored unless mode has TIP_WRENCH)."""
     N, n = q.shape
@@ -197,5 +196,5 @@ def rnea_batch(P, q, qd, qdd, wrench, mode):
     tau = np.empty((N, n))
     last = wrench.shape[0] - 1   # one placeholder row when there is no tip wrench
     for k in range(N):
-        _rnea_into(P, q[k], qd[k], qdd[k], wrench[min(k, last)], mode, ws, tau[k])
+        rnea_into(P, q[k], qd[k], qdd[k], wrench[min(k, last)], mode, ws, tau[k])
     return tau
