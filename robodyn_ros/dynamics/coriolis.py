@@ -9,7 +9,7 @@ NumPy, O(n^3): a tool for analysis and passivity-based control, not for the 1 kH
 import numpy as np
 
 from .kinematics import link_frames
-from .model import PRISMATIC
+from .link import PRISMATIC
 from .transforms import skew
 
 

@@ -11,7 +11,7 @@ specialised to one arm's geometry would not perform them.
 import numpy as np
 
 from ..kernels import interpreted
-from . import newton_euler
+from . import layout, newton_euler
 from .lagrange_euler import lagrange_euler
 from .model import RobotModel
 
@@ -126,7 +126,7 @@ def count_newton_euler(model, rng=None):
     tally = Tally()
     q, qd, qdd = (counted(rng.standard_normal(model.dof), tally) for _ in range(3))
     tau = np.empty(model.dof, dtype=object)
-    ws = np.empty((model.dof, newton_euler.WS_COLUMNS), dtype=object)
+    ws = np.empty((model.dof, layout.RNEA_COLUMNS), dtype=object)
     interpreted(newton_euler)["rnea_into"](model.params, q, qd, qdd, np.zeros(6), newton_euler.GRAVITY,
                                            ws, tau)
     return tally, np.array([t.value for t in tau])

@@ -3,8 +3,9 @@ h by one Newton–Euler pass, and the solve by Cholesky (M is symmetric positive
 import numpy as np
 
 from ..kernels import kernel
-from .crba import C_COLUMNS, crba_into
-from .newton_euler import NO_WRENCH, WS_COLUMNS, check_sizes, rnea_into
+from .crba import crba_into
+from .layout import CRBA_COLUMNS, RNEA_COLUMNS
+from .newton_euler import NO_WRENCH, check_sizes, rnea_into
 
 
 @kernel
@@ -54,7 +55,7 @@ def forward_dynamics(P, q, qd, tau, wrench, mode):
     check_sizes(P, q, qd, tau)
     n = q.shape[0]
     qdd = np.empty(n)
-    _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, WS_COLUMNS)), np.empty((n, C_COLUMNS)),
+    _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, RNEA_COLUMNS)), np.empty((n, CRBA_COLUMNS)),
                   np.empty((n, n)), np.zeros(n), qdd)
     return qdd
 
@@ -68,8 +69,8 @@ def forward_dynamics_no_wrench(P, q, qd, tau, mode):
 @kernel
 def forward_dynamics_batch(P, q, qd, tau, wrench, mode):
     N, n = q.shape
-    ws = np.empty((n, WS_COLUMNS))
-    cws = np.empty((n, C_COLUMNS))
+    ws = np.empty((n, RNEA_COLUMNS))
+    cws = np.empty((n, CRBA_COLUMNS))
     M = np.empty((n, n))
     zero = np.zeros(n)
     qdd = np.empty((N, n))

@@ -9,8 +9,9 @@ from .layout import PRISMATIC
 
 @inline
 def place_joint(r, qi, row):
-    """Write ^{i-1}R_i (row[0:9], row-major) and p_i (row[9:12]) for joint value qi:
-    R0 Rz(qi) and p0 for a revolute joint, R0 and p0 + qi R0 e_z for a prismatic one."""
+    """Write ^{i-1}R_i (row[0:9], row-major) and p_i (row[9:12]) for joint value qi from the
+    parameter row r (layout: the same columns): R0 Rz(qi) and p0 for a revolute joint, R0 and
+    p0 + qi R0 e_z for a prismatic one."""
     if r[PRISMATIC] != 0.0:
         for k in range(9):
             row[k] = r[k]

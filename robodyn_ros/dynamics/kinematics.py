@@ -1,7 +1,7 @@
 """Forward kinematics, the tip Jacobian and the energies, in plain NumPy (not on the control path)."""
 import numpy as np
 
-from .model import PRISMATIC
+from .link import PRISMATIC
 
 
 def joint_transform(link, qi):

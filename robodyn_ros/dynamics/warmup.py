@@ -2,7 +2,8 @@
 import numpy as np
 
 from .. import kernels
-from .model import Link, RobotModel
+from .link import Link
+from .model import RobotModel
 
 
 def warm_up(notify=print, forward=True):
