@@ -30,7 +30,7 @@ def _columns(model, frames, point, upto):
     J = np.zeros((6, model.dof))
     for j in range(upto + 1):
         z, o = frames[j][:3, 2], frames[j][:3, 3]
-        if model.joint_types[j] == PRISMATIC:
+        if model.links[j].joint == PRISMATIC:
             J[:3, j] = z
         else:
             J[:3, j] = np.cross(z, point - o)

@@ -142,7 +142,8 @@ def main(argv=None):
                         help="leave out the <ros2_control> block")
     parser.add_argument("-o", "--output", help="output file (default: standard output)")
     args = parser.parse_args(argv)
-    urdf = dh_to_urdf(load_table(args.yaml), ros2_control=args.ros2_control, gazebo=args.gazebo, source=args.yaml)
+    urdf = dh_to_urdf(load_table(args.yaml), ros2_control=args.ros2_control, gazebo=args.gazebo,
+                      source=args.yaml)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(urdf)
