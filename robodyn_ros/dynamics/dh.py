@@ -2,7 +2,8 @@
 003) DH tables, from a list of link dicts or a DH-table YAML file, into the canonical ``Chain``
 (``link``) that ``RobotModel`` and the URDF exporter both consume.
 
-Standard DH puts frame i at the far end of link i: F_i = F_{i-1} Rz(theta_i + q_i) Tz(d_i) Tx(a_i) Rx(alpha_i).
+Standard DH puts frame i at the far end of link i:
+F_i = F_{i-1} Rz(theta_i + q_i) Tz(d_i) Tx(a_i) Rx(alpha_i).
 The joint moves first, so the canonical joint frame is F_{i-1} Rz(q_i) and the constant rest of the
 link, A_i = Rz(theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i), becomes the next joint's ``pre`` (and, after the
 last joint, part of the tip). The body, given in F_i, is moved into the joint frame through A_i.
