@@ -346,14 +346,15 @@ def test_near_singular_path_iii_forces_grow_with_condition_number():
 
 def test_single_pose_path_equals_batch_and_interpreted_reference():
     """The single-pose API (caller's arrays straight into one compiled call), the batch path and the
-    same kernels run interpreted (kernel.python_kernels(): the Python source, not the compiled code)
-    agree: single and batch bit for bit, the interpreted run to rounding."""
+    same kernels run interpreted (robodyn_ros.kernels.interpreted: the Python source, not the compiled
+    code) agree: single and batch bit for bit, the interpreted run to rounding."""
+    from robodyn_ros.kernels import interpreted
     from robodyn_ros.stewart import kernel
     sp = paper_platform()
     rng = np.random.default_rng(21)
     states = [random_state(rng, scale=2.0) for _ in range(5)]
     wrenches = [(20 * rng.standard_normal(3), 5 * rng.standard_normal(3)) for _ in states]
-    ns = kernel.python_kernels()
+    ns = interpreted(kernel)
     for printed in (False, True):
         batch = sp.inverse_dynamics(*(np.array(x) for x in zip(*states)),
                                     np.array([w[0] for w in wrenches]),

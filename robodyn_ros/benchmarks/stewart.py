@@ -9,7 +9,8 @@ import warnings
 
 import numpy as np
 
-from ..dynamics.counting import Counted, Tally
+from ..dynamics.counting import Tally, counted
+from ..kernels import interpreted
 from ..resources import find_share_file
 from ..stewart import StewartPlatform, kernel
 from ..stewart.path_study import PAPER_PATHS
@@ -22,52 +23,10 @@ BATCH_TARGET = 200_000
 COND_SECTION = "condition number (one-sided Jacobi, not in the paper's count)"
 
 
-class Scalar(Counted):
-    """Counted plus what the Stewart kernels also use: reversed division, abs, sqrt (tallied apart),
-    comparisons by value."""
-
-    __slots__ = ()
-
-    def _new(self, value):
-        return Scalar(value, self.tally)
-
-    def __rtruediv__(self, other):
-        self._count(other, "mul")
-        return self._new(self._other(other) / self.value)
-
-    def __abs__(self):
-        return self._new(abs(self.value))
-
-    def sqrt(self):   # np.sqrt on an object calls this
-        self.tally.sqrt = getattr(self.tally, "sqrt", 0) + 1
-        return self._new(np.sqrt(self.value))
-
-    def __eq__(self, other):
-        return self.value == self._other(other)
-
-    def __ne__(self, other):
-        return self.value != self._other(other)
-
-    def __ge__(self, other):
-        return self.value >= self._other(other)
-
-    def __le__(self, other):
-        return self.value <= self._other(other)
-
-    __hash__ = None
-
-
-def _counted(values, tally):
-    out = np.empty(np.shape(values), dtype=object)
-    out.ravel()[:] = [Scalar(v, tally) for v in np.ravel(values)]
-    return out
-
-
 def _flops(tally):
-    sqrt = getattr(tally, "sqrt", 0)
-    return {"mul_div": tally.mul, "add_sub": tally.add, "sqrt": sqrt,
+    return {"mul_div": tally.mul, "add_sub": tally.add, "sqrt": tally.sqrt,
             "trivial (operand 0 or +-1)": tally.trivial_mul + tally.trivial_add,
-            "total": tally.mul + tally.add + sqrt}
+            "total": tally.mul + tally.add + tally.sqrt}
 
 
 def _pose_vector(t, R, v, w, a, al):
@@ -78,29 +37,29 @@ def count_flops(sp, pose):
     """Flops of one inverse-dynamics step at the pose vector `pose`, split like the paper's count, plus
     the condition number (which the paper does not count); checks that the counted run gives the
     compiled forces."""
-    ns = kernel.python_kernels()
+    ns = interpreted(kernel)
     sections = {}
 
     tally = Tally()
-    ns["leg_dynamics"](sp.packed, 0, _counted(pose, tally), False)
+    ns["leg_dynamics"](sp.packed, 0, counted(pose, tally), False)
     sections["per leg (section 2)"] = _flops(tally)
 
     ik = sp.inverse_kinematics(pose[0:3], pose[3:12].reshape(3, 3))
     H = np.vstack([ik.directions.T, np.cross(ik.q, ik.directions).T])
     tally = Tally()
-    ns["condition_number"](_counted(H, tally), np.empty((6, 6), object), np.empty(6, object),
+    ns["condition_number"](counted(H, tally), np.empty((6, 6), object), np.empty(6, object),
                            np.empty((3, 3), object))
     cond_name = COND_SECTION
     sections[cond_name] = _flops(tally)
 
     tally = Tally()
     rhs = np.random.default_rng(0).random((6, 2))
-    ns["solve"](_counted(np.hstack([H, rhs]), tally), 2)
+    ns["solve"](counted(np.hstack([H, rhs]), tally), 2)
     sections["final system, 2 right-hand sides (F and F0)"] = _flops(tally)
 
     tally = Tally()
     out = np.empty((kernel.OUT_ROWS, 1, 6), dtype=object)
-    ns["inverse_dynamics_one"](sp.packed, _counted(pose, tally), False, out)
+    ns["inverse_dynamics_one"](sp.packed, counted(pose, tally), False, out)
     total = _flops(tally)
     parts = ("per leg (section 2)", cond_name, "final system, 2 right-hand sides (F and F0)")
     sections["platform and assembly of H, c, c0 (the remainder)"] = {

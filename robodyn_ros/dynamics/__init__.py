@@ -1,6 +1,7 @@
 """Serial-arm rigid-body dynamics: models from DH, modified DH and URDF; recursive Newton–Euler,
 Lagrange–Euler, M(q), C(q, qd), g(q), forward dynamics and integration. No rclpy here."""
-from .model import Link, ModelError, RobotModel
+from .link import Link, ModelError
+from .model import RobotModel
 from .warmup import warm_up
 
 __all__ = ["Link", "ModelError", "RobotModel", "warm_up"]

@@ -9,7 +9,7 @@ NumPy, O(n^3): a tool for analysis and passivity-based control, not for the 1 kH
 import numpy as np
 
 from .kinematics import link_frames
-from .model import PRISMATIC
+from .link import PRISMATIC
 from .transforms import skew
 
 
@@ -19,7 +19,7 @@ def _point_jacobian_and_rate(model, frames, omegas, point, point_velocity, upto,
     for j in range(upto + 1):
         z, o = frames[j][:3, 2], frames[j][:3, 3]
         dz = np.cross(omegas[j], z)
-        if model.joint_types[j] == PRISMATIC:
+        if model.links[j].joint == PRISMATIC:
             Jv[:, j] = z
             dJv[:, j] = dz
         else:
@@ -35,7 +35,7 @@ def _velocity(model, frames, point, upto, qd):
     v = np.zeros(3)
     for j in range(upto + 1):
         z, o = frames[j][:3, 2], frames[j][:3, 3]
-        v += qd[j] * (z if model.joint_types[j] == PRISMATIC else np.cross(z, point - o))
+        v += qd[j] * (z if model.links[j].joint == PRISMATIC else np.cross(z, point - o))
     return v
 
 
@@ -47,7 +47,7 @@ def coriolis_matrix(model, q, qd):
     frames = link_frames(model, q)
     omegas, w = [], np.zeros(3)
     for j in range(model.dof):
-        if model.joint_types[j] != PRISMATIC:
+        if model.links[j].joint != PRISMATIC:
             w = w + qd[j] * frames[j][:3, 2]
         omegas.append(w)
     C = np.zeros((model.dof, model.dof))

@@ -1,21 +1,24 @@
 """Operation counts measured by running the real algorithms on counting scalars.
 
 ``Counted`` wraps a float and tallies every multiplication (and division) and addition (and
-subtraction) it takes part in. The Newton–Euler kernel the fast path compiles and the Lagrange–Euler
-code are run unchanged on arrays of such scalars, so the counts describe the code that runs, not a
-formula typed in. Operations with a constant operand of exactly 0 or +-1 are tallied apart: a code
-generator specialised to one arm's geometry would not perform them.
+subtraction) it takes part in, and square roots apart. The Newton–Euler kernel the fast path
+compiles (its interpreted twin, ``robodyn_ros.kernels.interpreted``) and the Lagrange–Euler code are
+run unchanged on arrays of such scalars, so the counts describe the code that runs, not a formula
+typed in; ``robodyn_ros.benchmarks.stewart`` counts the Stewart-platform kernels the same way.
+Operations with a constant operand of exactly 0 or +-1 are tallied apart: a code generator
+specialised to one arm's geometry would not perform them.
 """
 import numpy as np
 
+from ..kernels import interpreted
+from . import layout, newton_euler
 from .lagrange_euler import lagrange_euler
 from .model import RobotModel
-from .newton_euler import GRAVITY, WS_COLUMNS, rnea_into
 
 
 class Tally:
     def __init__(self):
-        self.mul = self.add = self.trivial_mul = self.trivial_add = 0
+        self.mul = self.add = self.trivial_mul = self.trivial_add = self.sqrt = 0
 
 
 class Counted:
@@ -68,14 +71,36 @@ class Counted:
         self._count(other, "mul")
         return self._new(self.value / self._other(other))
 
+    def __rtruediv__(self, other):
+        self._count(other, "mul")
+        return self._new(self._other(other) / self.value)
+
     def __neg__(self):
         return self._new(-self.value)   # a sign flip, not counted (001 ignores them too)
 
+    def __abs__(self):
+        return self._new(abs(self.value))
+
+    # comparisons by value, not counted
     def __gt__(self, other):
         return self.value > self._other(other)
 
     def __lt__(self, other):
         return self.value < self._other(other)
+
+    def __ge__(self, other):
+        return self.value >= self._other(other)
+
+    def __le__(self, other):
+        return self.value <= self._other(other)
+
+    def __eq__(self, other):
+        return self.value == self._other(other)
+
+    def __ne__(self, other):
+        return self.value != self._other(other)
+
+    __hash__ = None
 
     def cos(self):   # np.cos on an object array calls this; trigonometry is counted by neither source
         return self._new(np.cos(self.value))
@@ -83,10 +108,15 @@ class Counted:
     def sin(self):
         return self._new(np.sin(self.value))
 
+    def sqrt(self):  # np.sqrt on an object calls this: tallied apart
+        self.tally.sqrt += 1
+        return self._new(np.sqrt(self.value))
 
-def _counted(values, tally):
-    out = np.empty(len(values), dtype=object)
-    out[:] = [Counted(v, tally) for v in values]
+
+def counted(values, tally):
+    """An object array of the shape of ``values`` holding Counted scalars that report to ``tally``."""
+    out = np.empty(np.shape(values), dtype=object)
+    out.ravel()[:] = [Counted(v, tally) for v in np.ravel(values)]
     return out
 
 
@@ -94,17 +124,18 @@ def count_newton_euler(model, rng=None):
     """Tally of one Newton–Euler pass (gravity on, friction off) on ``model``, and its result."""
     rng = np.random.default_rng(0) if rng is None else rng
     tally = Tally()
-    q, qd, qdd = (_counted(rng.standard_normal(model.dof), tally) for _ in range(3))
+    q, qd, qdd = (counted(rng.standard_normal(model.dof), tally) for _ in range(3))
     tau = np.empty(model.dof, dtype=object)
-    ws = np.empty((model.dof, WS_COLUMNS), dtype=object)
-    rnea_into(model.params, q, qd, qdd, np.zeros(6), GRAVITY, ws, tau)
+    ws = np.empty((model.dof, layout.RNEA_COLUMNS), dtype=object)
+    interpreted(newton_euler)["rnea_into"](model.params, q, qd, qdd, np.zeros(6), newton_euler.GRAVITY,
+                                           ws, tau)
     return tally, np.array([t.value for t in tau])
 
 
 def count_lagrange_euler(model, rng=None):
     rng = np.random.default_rng(0) if rng is None else rng
     tally = Tally()
-    q, qd, qdd = (_counted(rng.standard_normal(model.dof), tally) for _ in range(3))
+    q, qd, qdd = (counted(rng.standard_normal(model.dof), tally) for _ in range(3))
     tau = lagrange_euler(model, q, qd, qdd, friction=False)
     return tally, np.array([t.value for t in tau])
 

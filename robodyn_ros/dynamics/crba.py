@@ -4,45 +4,43 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 """
 import numpy as np
 
-from ._jit import njit
+from ..kernels import kernel
 from .joint_frames import place_joint, rotate, to_parent
-from .layout import ARMATURE, H, INERTIA, MASS, PRISMATIC
+from .layout import (ARMATURE, COMPOSITE_FIRST_MOMENT, COMPOSITE_INERTIA, COMPOSITE_MASS, CRBA_COLUMNS,
+                     FIRST_MOMENT, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC)
 from .newton_euler import check_sizes
 
-# workspace columns after the joint pose (see layout): the composite body about origin i,
-# m, h (3), I (xx yy zz xy yz xz)
-C_P, C_M, C_H, C_I = 9, 12, 13, 16
-C_COLUMNS = 22
 
-
+@kernel
 def crba_into(P, q, ws, M):
     n = q.shape[0]
     for i in range(n):
         r = P[i]
         row = ws[i]
         place_joint(r, q[i], row)
-        row[C_M] = r[MASS]
+        row[COMPOSITE_MASS] = r[MASS]
         for k in range(3):
-            row[C_H + k] = r[H + k]
+            row[COMPOSITE_FIRST_MOMENT + k] = r[FIRST_MOMENT + k]
         for k in range(6):
-            row[C_I + k] = r[INERTIA + k]
+            row[COMPOSITE_INERTIA + k] = r[INERTIA_AT_ORIGIN + k]
     # composite bodies, tip to base: add body i (moved into frame i-1) to body i-1
     for i in range(n - 1, 0, -1):
         row = ws[i]
         par = ws[i - 1]
-        m = row[C_M]
-        px = row[C_P]
-        py = row[C_P + 1]
-        pz = row[C_P + 2]
+        m = row[COMPOSITE_MASS]
+        px = row[JOINT_ORIGIN]
+        py = row[JOINT_ORIGIN + 1]
+        pz = row[JOINT_ORIGIN + 2]
         # h rotated into frame i-1
-        hx, hy, hz = rotate(row, row[C_H], row[C_H + 1], row[C_H + 2])
+        hx, hy, hz = rotate(row, row[COMPOSITE_FIRST_MOMENT], row[COMPOSITE_FIRST_MOMENT + 1],
+                            row[COMPOSITE_FIRST_MOMENT + 2])
         # R I R^T, with I symmetric
-        Ixx = row[C_I]
-        Iyy = row[C_I + 1]
-        Izz = row[C_I + 2]
-        Ixy = row[C_I + 3]
-        Iyz = row[C_I + 4]
-        Ixz = row[C_I + 5]
+        Ixx = row[COMPOSITE_INERTIA]
+        Iyy = row[COMPOSITE_INERTIA + 1]
+        Izz = row[COMPOSITE_INERTIA + 2]
+        Ixy = row[COMPOSITE_INERTIA + 3]
+        Iyz = row[COMPOSITE_INERTIA + 4]
+        Ixz = row[COMPOSITE_INERTIA + 5]
         # B = R I (rows of R times I)
         B00 = row[0] * Ixx + row[1] * Ixy + row[2] * Ixz
         B01 = row[0] * Ixy + row[1] * Iyy + row[2] * Iyz
@@ -61,27 +59,27 @@ def crba_into(P, q, ws, M):
         Jxz = B00 * row[6] + B01 * row[7] + B02 * row[8]
         # parallel-axis shift by p: (2 p.h + m p.p) 1 - h p^T - p h^T - m p p^T
         d = 2.0 * (px * hx + py * hy + pz * hz) + m * (px * px + py * py + pz * pz)
-        par[C_M] += m
-        par[C_H] += hx + m * px
-        par[C_H + 1] += hy + m * py
-        par[C_H + 2] += hz + m * pz
-        par[C_I] += Jxx + d - 2.0 * hx * px - m * px * px
-        par[C_I + 1] += Jyy + d - 2.0 * hy * py - m * py * py
-        par[C_I + 2] += Jzz + d - 2.0 * hz * pz - m * pz * pz
-        par[C_I + 3] += Jxy - hx * py - px * hy - m * px * py
-        par[C_I + 4] += Jyz - hy * pz - py * hz - m * py * pz
-        par[C_I + 5] += Jxz - hx * pz - px * hz - m * px * pz
+        par[COMPOSITE_MASS] += m
+        par[COMPOSITE_FIRST_MOMENT] += hx + m * px
+        par[COMPOSITE_FIRST_MOMENT + 1] += hy + m * py
+        par[COMPOSITE_FIRST_MOMENT + 2] += hz + m * pz
+        par[COMPOSITE_INERTIA] += Jxx + d - 2.0 * hx * px - m * px * px
+        par[COMPOSITE_INERTIA + 1] += Jyy + d - 2.0 * hy * py - m * py * py
+        par[COMPOSITE_INERTIA + 2] += Jzz + d - 2.0 * hz * pz - m * pz * pz
+        par[COMPOSITE_INERTIA + 3] += Jxy - hx * py - px * hy - m * px * py
+        par[COMPOSITE_INERTIA + 4] += Jyz - hy * pz - py * hz - m * py * pz
+        par[COMPOSITE_INERTIA + 5] += Jxz - hx * pz - px * hz - m * px * pz
     # column i: the wrench the composite body i needs for a unit rate of joint i, carried to the base
     for i in range(n):
         row = ws[i]
-        hx = row[C_H]
-        hy = row[C_H + 1]
-        hz = row[C_H + 2]
+        hx = row[COMPOSITE_FIRST_MOMENT]
+        hy = row[COMPOSITE_FIRST_MOMENT + 1]
+        hz = row[COMPOSITE_FIRST_MOMENT + 2]
         if P[i, PRISMATIC] != 0.0:
             # s = (0; z): f = m z, n = h x z
             f0 = 0.0
             f1 = 0.0
-            f2 = row[C_M]
+            f2 = row[COMPOSITE_MASS]
             n0 = hy
             n1 = -hx
             n2 = 0.0
@@ -91,9 +89,9 @@ def crba_into(P, q, ws, M):
             f0 = -hy
             f1 = hx
             f2 = 0.0
-            n0 = row[C_I + 5]
-            n1 = row[C_I + 4]
-            n2 = row[C_I + 2]
+            n0 = row[COMPOSITE_INERTIA + 5]
+            n1 = row[COMPOSITE_INERTIA + 4]
+            n2 = row[COMPOSITE_INERTIA + 2]
             M[i, i] = n2 + P[i, ARMATURE]
         for j in range(i, 0, -1):
             f0, f1, f2, n0, n1, n2 = to_parent(ws[j], f0, f1, f2, n0, n1, n2)
@@ -105,23 +103,21 @@ def crba_into(P, q, ws, M):
     return M
 
 
-_crba_into = njit(crba_into)
 
-
-@njit
+@kernel
 def crba(P, q):
     check_sizes(P, q, q, q)
     n = q.shape[0]
     M = np.empty((n, n))
-    _crba_into(P, q, np.empty((n, C_COLUMNS)), M)
+    crba_into(P, q, np.empty((n, CRBA_COLUMNS)), M)
     return M
 
 
-@njit
+@kernel
 def crba_batch(P, q):
     N, n = q.shape
-    ws = np.empty((n, C_COLUMNS))
+    ws = np.empty((n, CRBA_COLUMNS))
     M = np.empty((N, n, n))
     for k in range(N):
-        _crba_into(P, q[k], ws, M[k])
+        crba_into(P, q[k], ws, M[k])
     return M

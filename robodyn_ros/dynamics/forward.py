@@ -2,11 +2,13 @@
 h by one Newton–Euler pass, and the solve by Cholesky (M is symmetric positive definite)."""
 import numpy as np
 
-from ._jit import njit
-from .crba import C_COLUMNS, _crba_into
-from .newton_euler import NO_WRENCH, WS_COLUMNS, _rnea_into, check_sizes
+from ..kernels import kernel
+from .crba import crba_into
+from .layout import CRBA_COLUMNS, RNEA_COLUMNS
+from .newton_euler import NO_WRENCH, check_sizes, rnea_into
 
 
+@kernel
 def cholesky_solve_into(M, b):
     """Overwrite M with its Cholesky factor L (lower) and b with M^-1 b. n is small: plain loops."""
     n = b.shape[0]
@@ -36,41 +38,39 @@ def cholesky_solve_into(M, b):
         b[i] = s / M[i, i]
 
 
-_cholesky_solve_into = njit(cholesky_solve_into)
 
-
-@njit
+@kernel
 def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, zero, qdd):
     """``zero``: n zeros (the acceleration of the bias-force pass), allocated by the caller."""
     n = q.shape[0]
-    _rnea_into(P, q, qd, zero, wrench, mode, ws, qdd)
+    rnea_into(P, q, qd, zero, wrench, mode, ws, qdd)
     for i in range(n):
         qdd[i] = tau[i] - qdd[i]
-    _crba_into(P, q, cws, M)
-    _cholesky_solve_into(M, qdd)
+    crba_into(P, q, cws, M)
+    cholesky_solve_into(M, qdd)
 
 
-@njit
+@kernel
 def forward_dynamics(P, q, qd, tau, wrench, mode):
     check_sizes(P, q, qd, tau)
     n = q.shape[0]
     qdd = np.empty(n)
-    _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, WS_COLUMNS)), np.empty((n, C_COLUMNS)),
+    _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, RNEA_COLUMNS)), np.empty((n, CRBA_COLUMNS)),
                   np.empty((n, n)), np.zeros(n), qdd)
     return qdd
 
 
-@njit
+@kernel
 def forward_dynamics_no_wrench(P, q, qd, tau, mode):
     """The simulation-loop call: one array argument fewer to pass."""
     return forward_dynamics(P, q, qd, tau, NO_WRENCH, mode)
 
 
-@njit
+@kernel
 def forward_dynamics_batch(P, q, qd, tau, wrench, mode):
     N, n = q.shape
-    ws = np.empty((n, WS_COLUMNS))
-    cws = np.empty((n, C_COLUMNS))
+    ws = np.empty((n, RNEA_COLUMNS))
+    cws = np.empty((n, CRBA_COLUMNS))
     M = np.empty((n, n))
     zero = np.zeros(n)
     qdd = np.empty((N, n))

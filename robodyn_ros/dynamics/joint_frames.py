@@ -1,15 +1,17 @@
-"""Scalar building blocks shared by the kernels. ``register_jitable`` keeps them plain Python
-functions (so the kernels still run on counting scalars) that numba inlines when it compiles."""
+"""Scalar building blocks shared by the kernels: ``inline`` keeps them plain Python functions (so the
+kernels still run interpreted on counting scalars) that numba compiles into the kernels that call them."""
 import numpy as np
-from numba.extending import register_jitable
+
+from ..kernels import inline
 
 from .layout import PRISMATIC
 
 
-@register_jitable
+@inline
 def place_joint(r, qi, row):
-    """Write ^{i-1}R_i (row[0:9], row-major) and p_i (row[9:12]) for joint value qi:
-    R0 Rz(qi) and p0 for a revolute joint, R0 and p0 + qi R0 e_z for a prismatic one."""
+    """Write ^{i-1}R_i (row[0:9], row-major) and p_i (row[9:12]) for joint value qi from the
+    parameter row r (layout: the same columns): R0 Rz(qi) and p0 for a revolute joint, R0 and
+    p0 + qi R0 e_z for a prismatic one."""
     if r[PRISMATIC] != 0.0:
         for k in range(9):
             row[k] = r[k]
@@ -27,7 +29,7 @@ def place_joint(r, qi, row):
             row[k] = r[k]
 
 
-@register_jitable
+@inline
 def rotate(R, x0, x1, x2):
     """R x for a rotation stored row-major in R[0:9]."""
     return (R[0] * x0 + R[1] * x1 + R[2] * x2,
@@ -35,7 +37,7 @@ def rotate(R, x0, x1, x2):
             R[6] * x0 + R[7] * x1 + R[8] * x2)
 
 
-@register_jitable
+@inline
 def to_parent(row, f0, f1, f2, n0, n1, n2):
     """A force f and a moment n about origin i, in frame i, seen in frame i-1: (R f, R n + p x R f)."""
     g0, g1, g2 = rotate(row, f0, f1, f2)

@@ -1,7 +1,7 @@
 """Forward kinematics, the tip Jacobian and the energies, in plain NumPy (not on the control path)."""
 import numpy as np
 
-from .model import PRISMATIC
+from .link import PRISMATIC
 
 
 def joint_transform(link, qi):
@@ -30,7 +30,7 @@ def _columns(model, frames, point, upto):
     J = np.zeros((6, model.dof))
     for j in range(upto + 1):
         z, o = frames[j][:3, 2], frames[j][:3, 3]
-        if model.joint_types[j] == PRISMATIC:
+        if model.links[j].joint == PRISMATIC:
             J[:3, j] = z
         else:
             J[:3, j] = np.cross(z, point - o)

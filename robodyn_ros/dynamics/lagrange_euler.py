@@ -13,7 +13,7 @@ and, with J_i the pseudo-inertia of link i in its frame,
 """
 import numpy as np
 
-from .model import PRISMATIC
+from .link import PRISMATIC
 
 _Q_REVOLUTE = np.zeros((4, 4))
 _Q_REVOLUTE[0, 1], _Q_REVOLUTE[1, 0] = -1.0, 1.0

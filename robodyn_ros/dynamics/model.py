@@ -1,118 +1,93 @@
 """RobotModel: the constant description of a serial arm, and the public dynamics API.
 
-The model is immutable once built; every call allocates (inside compiled code) the little workspace
-it needs, so one model may serve several threads. Loaders (``dh``, ``urdf``) reduce every convention
-to one canonical form, a list of ``Link``: a constant transform from the previous joint frame, then a
-motion about or along the new frame's z axis, then the body the joint moves, given in that frame.
+A model is frozen: it is built from a ``Chain`` of frozen ``Link``s (module ``link``), every array it
+exposes is a read-only copy, and its attributes cannot be rebound, so the NumPy-side algorithms
+(kinematics, Coriolis, Lagrange–Euler), which read the links, and the compiled kernels, which read
+the parameter array packed from the same links at construction (``layout.pack``), cannot disagree.
+Variants are new models: ``with_payload``, ``scaled``, or ``RobotModel`` on ``dataclasses.replace``d
+links. Every call allocates (inside compiled code) the little workspace it needs, so one model may
+serve several threads. Loaders (``dh``, ``urdf``) reduce every convention to the canonical chain.
 """
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import numpy as np
 
+from . import coriolis as _coriolis
 from . import crba as _crba
+from . import dh as _dh
 from . import forward as _forward
-from . import layout
+from . import kinematics as _kinematics
 from . import newton_euler as _ne
+from . import urdf as _urdf
+from .layout import pack
+from .link import Chain, combine_bodies
 
-REVOLUTE, PRISMATIC = "revolute", "prismatic"
 _WITH_FRICTION, _NO_FRICTION = _ne.GRAVITY | _ne.FRICTION, _ne.GRAVITY
 _NDARRAY, _FLOAT64 = np.ndarray, np.dtype(np.float64)
 _NO_WRENCHES = np.zeros((1, 6))
+_PER_JOINT = {"lower": "lower", "upper": "upper", "armature": "armature", "viscous": "viscous",
+              "coulomb_positive": "coulomb_positive", "coulomb_negative": "coulomb_negative",
+              "velocity_limit": "velocity", "effort_limit": "effort"}
 
 
-@dataclasses.dataclass
-class Link:
-    """One joint and the body it moves, in the canonical frames described in the module docstring."""
-    name: str
-    joint: str = REVOLUTE
-    pre: np.ndarray = dataclasses.field(default_factory=lambda: np.eye(4))
-    mass: float = 0.0
-    com: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
-    inertia: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 3)))
-    armature: float = 0.0
-    viscous: float = 0.0
-    coulomb_positive: float = 0.0
-    coulomb_negative: float = 0.0
-    lower: float = -np.inf
-    upper: float = np.inf
-    velocity: float = np.inf
-    effort: float = np.inf
-
-
-class ModelError(ValueError):
-    """A robot description that cannot describe a physical arm; the message says where and why."""
-
-
-def _validate(link: Link):
-    where = f"link of joint '{link.name}'"
-    if link.joint not in (REVOLUTE, PRISMATIC):
-        raise ModelError(f"{where}: joint type '{link.joint}' is not revolute or prismatic")
-    if not np.isfinite(link.mass) or link.mass < 0.0:
-        raise ModelError(f"{where}: mass {link.mass} must be finite and non-negative")
-    inertia = np.asarray(link.inertia, dtype=float)
-    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
-        raise ModelError(f"{where}: inertia must be a finite 3x3 matrix")
-    if not np.allclose(inertia, inertia.T, rtol=1e-9, atol=1e-12):
-        raise ModelError(f"{where}: inertia matrix is not symmetric:\n{inertia}")
-    for name in ("armature", "viscous", "coulomb_positive", "coulomb_negative"):
-        if getattr(link, name) < 0.0:
-            raise ModelError(f"{where}: {name} {getattr(link, name)} must be non-negative")
-    if link.lower > link.upper:
-        raise ModelError(f"{where}: lower limit {link.lower} exceeds upper limit {link.upper}")
-    principal = np.linalg.eigvalsh(inertia)
-    if link.mass > 0.0 and (principal.min() < -1e-12 or
-                            2.0 * principal.max() > principal.sum() + 1e-9 * max(principal.sum(), 1.0)):
-        # Inverse dynamics does not care, a simulation of such a body may: warn, do not refuse.
-        warnings.warn(f"{where}: inertia principal moments {principal} violate the triangle inequality "
-                      "(not a physical rigid body)", stacklevel=3)
+def _read_only(values):
+    array = np.array(values, dtype=float)
+    array.flags.writeable = False
+    return array
 
 
 class RobotModel:
-    """A serial arm of revolute and prismatic joints. The public API: doc/dynamics.md."""
+    """A serial arm of revolute and prismatic joints, frozen (module docstring)."""
 
     def __init__(self, links, tip=None, gravity=(0.0, 0.0, -9.81), name="robot"):
-        links = [dataclasses.replace(link) for link in links]
-        if not links:
-            raise ModelError("a robot model needs at least one joint")
-        for link in links:
-            _validate(link)
-        self.name = name
-        self.links = tuple(links)
-        self.tip = np.eye(4) if tip is None else np.array(tip, dtype=float)
-        self.gravity = np.array(gravity, dtype=float)
-        if self.gravity.shape != (3,):
-            raise ModelError(f"gravity must be a 3-vector, got {gravity!r}")
-        self.dof = len(links)
-        self.joint_names = [link.name for link in links]
-        if len(set(self.joint_names)) != self.dof:
-            raise ModelError(f"joint names are not unique: {self.joint_names}")
-        self.joint_types = [link.joint for link in links]
-        for attr in ("lower", "upper", "armature", "viscous", "coulomb_positive", "coulomb_negative"):
-            setattr(self, attr, np.array([getattr(link, attr) for link in links], dtype=float))
-        self.velocity_limit = np.array([link.velocity for link in links], dtype=float)
-        self.effort_limit = np.array([link.effort for link in links], dtype=float)
-        self.params = pack(self.links, self.tip, self.gravity)
-        self.params.flags.writeable = False
+        chain = Chain(tuple(links), tip, gravity, name)
+        set_ = super().__setattr__   # the one place a model is written: its construction
+        set_("name", chain.name)
+        set_("links", chain.links)
+        set_("tip", chain.tip)
+        set_("gravity", chain.gravity)
+        set_("dof", len(chain.links))
+        set_("_joint_names", tuple(link.name for link in chain.links))
+        set_("_joint_types", tuple(link.joint for link in chain.links))
+        for attr, field in _PER_JOINT.items():
+            set_(attr, _read_only([getattr(link, field) for link in chain.links]))
+        set_("params", pack(chain.links, chain.tip, chain.gravity))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"RobotModel is frozen: cannot set '{name}'; derive a new model "
+                             "(with_payload, scaled, or RobotModel on replaced links)")
+
+    __delattr__ = __setattr__
+
+    @property
+    def joint_names(self):
+        """The joint names in chain order (a new list: the model's own cannot be changed)."""
+        return list(self._joint_names)
+
+    @property
+    def joint_types(self):
+        """'revolute' or 'prismatic' per joint, in chain order (a new list)."""
+        return list(self._joint_types)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
+    def from_chain(cls, chain):
+        return cls(chain.links, chain.tip, chain.gravity, chain.name)
+
+    @classmethod
     def from_dh(cls, links, convention="standard", gravity=(0.0, 0.0, -9.81), tool=None, name="robot"):
-        from .dh import links_from_dh
-        canonical, tip = links_from_dh(links, convention, tool)
-        return cls(canonical, tip=tip, gravity=gravity, name=name)
+        return cls.from_chain(_dh.chain_from_dh(links, convention, tool, gravity, name))
 
     @classmethod
     def from_yaml(cls, path):
-        from .dh import model_from_yaml
-        return model_from_yaml(path)
+        return cls.from_chain(_dh.read_table(path))
 
     @classmethod
     def from_urdf(cls, path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
-        from .urdf import model_from_urdf
-        return model_from_urdf(path_or_xml, root_link=root_link, tip_link=tip_link, gravity=gravity)
+        return cls.from_chain(_urdf.read_urdf(path_or_xml, root_link=root_link, tip_link=tip_link,
+                                              gravity=gravity))
 
     # ------------------------------------------------------------------ variants
     def with_payload(self, mass, com=(0.0, 0.0, 0.0), inertia=None):
@@ -176,8 +151,7 @@ class RobotModel:
 
     def coriolis_matrix(self, q, qd):
         """C(q, qd) with C qd the Coriolis and centrifugal forces and dM/dt - 2C skew-symmetric."""
-        from .coriolis import coriolis_matrix
-        return coriolis_matrix(self, q, qd)
+        return _coriolis.coriolis_matrix(self, q, qd)
 
     def forward_dynamics(self, q, qd, tau, tip_wrench=None, friction=True):
         """qdd = M^-1 (tau - C qd - g - friction - J^T w), by Cholesky."""
@@ -192,18 +166,15 @@ class RobotModel:
     # ------------------------------------------------------------------ kinematics
     def link_frames(self, q):
         """World poses (4x4) of the n joint frames and, last, of the tip frame."""
-        from .kinematics import link_frames
-        return link_frames(self, np.asarray(q, dtype=float))
+        return _kinematics.link_frames(self, np.asarray(q, dtype=float))
 
     def jacobian(self, q):
         """Geometric Jacobian (6 x n) of the tip frame: [v; w] in the world frame."""
-        from .kinematics import tip_jacobian
-        return tip_jacobian(self, np.asarray(q, dtype=float))
+        return _kinematics.tip_jacobian(self, np.asarray(q, dtype=float))
 
     def energy(self, q, qd):
         """(kinetic, potential) energy; kinetic includes the armature, potential is zero at the base."""
-        from .kinematics import energy
-        return energy(self, np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
+        return _kinematics.energy(self, np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
 
     # ------------------------------------------------------------------ argument handling
     def _dispatch(self, single, batch, a, b, c, tip_wrench, mode):
@@ -239,46 +210,6 @@ class RobotModel:
     def __repr__(self):
         joints = ", ".join(f"{n}:{t[0].upper()}" for n, t in zip(self.joint_names, self.joint_types))
         return f"RobotModel('{self.name}', dof={self.dof}, joints=[{joints}])"
-
-
-def combine_bodies(*bodies):
-    """(mass, com, inertia about com) of rigid bodies given in one frame, lumped into one."""
-    mass = sum(b[0] for b in bodies)
-    if mass == 0.0:
-        # massless bodies may still carry rotational inertia (the PUMA's link 1: a rotor, 0.35 kg m^2)
-        return 0.0, np.zeros(3), sum((np.asarray(b[2], dtype=float) for b in bodies), np.zeros((3, 3)))
-    com = sum(b[0] * np.asarray(b[1], dtype=float) for b in bodies) / mass
-    inertia = np.zeros((3, 3))
-    for m, c, I in bodies:
-        d = np.asarray(c, dtype=float) - com
-        inertia += np.asarray(I, dtype=float) + m * (d @ d * np.eye(3) - np.outer(d, d))
-    return mass, com, inertia
-
-
-def pack(links, tip, gravity):
-    """The constant parameter array the compiled kernels read (columns: ``layout``)."""
-    n = len(links)
-    P = np.zeros((n + 1, layout.N_COLUMNS))
-    for i, link in enumerate(links):
-        row = P[i]
-        row[layout.R0:layout.R0 + 9] = link.pre[:3, :3].ravel()
-        row[layout.P0:layout.P0 + 3] = link.pre[:3, 3]
-        c = np.asarray(link.com, dtype=float)
-        # inertia about the joint-frame origin: I_o = I_c + m (c.c 1 - c c^T)
-        I_o = np.asarray(link.inertia, dtype=float) + link.mass * (c @ c * np.eye(3) - np.outer(c, c))
-        row[layout.MASS] = link.mass
-        row[layout.H:layout.H + 3] = link.mass * c
-        row[layout.INERTIA:layout.INERTIA + 6] = (I_o[0, 0], I_o[1, 1], I_o[2, 2],
-                                           I_o[0, 1], I_o[1, 2], I_o[0, 2])
-        row[layout.ARMATURE] = link.armature
-        row[layout.VISCOUS] = link.viscous
-        row[layout.COULOMB_POS] = link.coulomb_positive
-        row[layout.COULOMB_NEG] = link.coulomb_negative
-        row[layout.PRISMATIC] = 1.0 if link.joint == PRISMATIC else 0.0
-    P[n, 0:9] = tip[:3, :3].ravel()
-    P[n, 9:12] = tip[:3, 3]
-    P[n, layout.GRAVITY_VECTOR:layout.GRAVITY_VECTOR + 3] = gravity
-    return P
 
 
 def _strobe_mass_matrix(model, q):

@@ -1,31 +1,29 @@
 """Recursive Newton–Euler inverse dynamics (Luh–Walker–Paul; 000 §7.4, 001 §3, 003).
 
 The kernel is written as scalar arithmetic over preallocated arrays, once: numba compiles it for the
-fast path, and ``robodyn_ros.dynamics.counting`` runs the very same Python function on counting
-scalars to measure its operation count.
+fast path, and ``robodyn_ros.dynamics.counting`` runs the very same Python function interpreted on
+counting scalars to measure its operation count.
 
 Frames: every joint moves about (revolute) or along (prismatic) the z axis of its own joint frame.
-Row i of the packed parameter array ``P`` (see ``model.pack``) holds the constant transform from joint
+Row i of the packed parameter array ``P`` (see ``layout``) holds the constant transform from joint
 frame i-1 to joint frame i before the motion, and the body of link i in joint frame i. The body is
 described about the joint-frame origin (mass m, first moment h = m c, inertia I_o), which saves the
 COM shift in both recursions.
 """
 import numpy as np
 
-from ._jit import njit
+from ..kernels import kernel
 from .joint_frames import place_joint, to_parent
-from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, GRAVITY_VECTOR, H, INERTIA, MASS,
-                     PRISMATIC, VISCOUS, WS_P)
+from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
+                     JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)
 
 # bits of ``mode``
 GRAVITY = 1      # gravity enters as the base acceleration -g (000 eq. 7.44)
 FRICTION = 2     # viscous and Coulomb joint friction
 TIP_WRENCH = 4   # the wrench the end-effector exerts, in the tip frame
-# workspace columns after the joint pose (see layout): net force and moment on body i
-WS_F, WS_N = 12, 15
-WS_COLUMNS = 18
 
 
+@kernel
 def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
     """tau = M(q) qdd + C(q, qd) qd + g(q) [+ friction] [+ J^T wrench], written into ``tau``."""
     n = q.shape[0]
@@ -58,9 +56,9 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
         R20 = row[6]
         R21 = row[7]
         R22 = row[8]
-        px = row[WS_P]
-        py = row[WS_P + 1]
-        pz = row[WS_P + 2]
+        px = row[JOINT_ORIGIN]
+        py = row[JOINT_ORIGIN + 1]
+        pz = row[JOINT_ORIGIN + 2]
         # acceleration of origin i in frame i-1: v + a x p + w x (w x p)
         wp0 = w1 * pz - w2 * py
         wp1 = w2 * px - w0 * pz
@@ -99,27 +97,27 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
             a2 = u2 + qdd[i]
         # net force F = m v + a x h + w x (w x h) and moment N = I a + w x I w + h x v on body i
         m = r[MASS]
-        h0 = r[H]
-        h1 = r[H + 1]
-        h2 = r[H + 2]
-        Ixx = r[INERTIA]
-        Iyy = r[INERTIA + 1]
-        Izz = r[INERTIA + 2]
-        Ixy = r[INERTIA + 3]
-        Iyz = r[INERTIA + 4]
-        Ixz = r[INERTIA + 5]
+        h0 = r[FIRST_MOMENT]
+        h1 = r[FIRST_MOMENT + 1]
+        h2 = r[FIRST_MOMENT + 2]
+        Ixx = r[INERTIA_AT_ORIGIN]
+        Iyy = r[INERTIA_AT_ORIGIN + 1]
+        Izz = r[INERTIA_AT_ORIGIN + 2]
+        Ixy = r[INERTIA_AT_ORIGIN + 3]
+        Iyz = r[INERTIA_AT_ORIGIN + 4]
+        Ixz = r[INERTIA_AT_ORIGIN + 5]
         wh0 = w1 * h2 - w2 * h1
         wh1 = w2 * h0 - w0 * h2
         wh2 = w0 * h1 - w1 * h0
         Iw0 = Ixx * w0 + Ixy * w1 + Ixz * w2
         Iw1 = Ixy * w0 + Iyy * w1 + Iyz * w2
         Iw2 = Ixz * w0 + Iyz * w1 + Izz * w2
-        row[WS_F] = m * v0 + (a1 * h2 - a2 * h1) + (w1 * wh2 - w2 * wh1)
-        row[WS_F + 1] = m * v1 + (a2 * h0 - a0 * h2) + (w2 * wh0 - w0 * wh2)
-        row[WS_F + 2] = m * v2 + (a0 * h1 - a1 * h0) + (w0 * wh1 - w1 * wh0)
-        row[WS_N] = (Ixx * a0 + Ixy * a1 + Ixz * a2) + (w1 * Iw2 - w2 * Iw1) + (h1 * v2 - h2 * v1)
-        row[WS_N + 1] = (Ixy * a0 + Iyy * a1 + Iyz * a2) + (w2 * Iw0 - w0 * Iw2) + (h2 * v0 - h0 * v2)
-        row[WS_N + 2] = (Ixz * a0 + Iyz * a1 + Izz * a2) + (w0 * Iw1 - w1 * Iw0) + (h0 * v1 - h1 * v0)
+        row[NET_FORCE] = m * v0 + (a1 * h2 - a2 * h1) + (w1 * wh2 - w2 * wh1)
+        row[NET_FORCE + 1] = m * v1 + (a2 * h0 - a0 * h2) + (w2 * wh0 - w0 * wh2)
+        row[NET_FORCE + 2] = m * v2 + (a0 * h1 - a1 * h0) + (w0 * wh1 - w1 * wh0)
+        row[NET_MOMENT] = (Ixx * a0 + Ixy * a1 + Ixz * a2) + (w1 * Iw2 - w2 * Iw1) + (h1 * v2 - h2 * v1)
+        row[NET_MOMENT + 1] = (Ixy * a0 + Iyy * a1 + Iyz * a2) + (w2 * Iw0 - w0 * Iw2) + (h2 * v0 - h0 * v2)
+        row[NET_MOMENT + 2] = (Ixz * a0 + Iyz * a1 + Izz * a2) + (w0 * Iw1 - w1 * Iw0) + (h0 * v1 - h1 * v0)
 
     # Inward recursion: entering step i, (f, n) is the force and moment (about origin i, in frame i)
     # that link i exerts on link i+1 (beyond the last link: the tool on its environment). Adding
@@ -136,12 +134,12 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
                                            wrench[3], wrench[4], wrench[5])
     for i in range(n - 1, -1, -1):
         row = ws[i]
-        f0 = f0 + row[WS_F]
-        f1 = f1 + row[WS_F + 1]
-        f2 = f2 + row[WS_F + 2]
-        n0 = n0 + row[WS_N]
-        n1 = n1 + row[WS_N + 1]
-        n2 = n2 + row[WS_N + 2]
+        f0 = f0 + row[NET_FORCE]
+        f1 = f1 + row[NET_FORCE + 1]
+        f2 = f2 + row[NET_FORCE + 2]
+        n0 = n0 + row[NET_MOMENT]
+        n1 = n1 + row[NET_MOMENT + 1]
+        n2 = n2 + row[NET_MOMENT + 2]
         r = P[i]
         if r[PRISMATIC] != 0.0:
             t = f2
@@ -160,42 +158,40 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
     return tau
 
 
-_rnea_into = njit(rnea_into)
 
-
-@njit
+@kernel
 def check_sizes(P, q, qd, qdd):
     n = P.shape[0] - 1
     if q.ndim != 1 or q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n:
         raise ValueError("expected q, qd and qdd (or tau) of one value per joint of the model")
 
 
-@njit
+@kernel
 def rnea(P, q, qd, qdd, wrench, mode):
     check_sizes(P, q, qd, qdd)
     n = q.shape[0]
-    ws = np.empty((n, WS_COLUMNS))
+    ws = np.empty((n, RNEA_COLUMNS))
     tau = np.empty(n)
-    _rnea_into(P, q, qd, qdd, wrench, mode, ws, tau)
+    rnea_into(P, q, qd, qdd, wrench, mode, ws, tau)
     return tau
 
 
 NO_WRENCH = np.zeros(6)   # "no tip wrench"; a compile-time constant inside kernels
 
 
-@njit
+@kernel
 def rnea_no_wrench(P, q, qd, qdd, mode):
     """The control-loop call: one array argument fewer to pass, which is a sizeable part of it."""
     return rnea(P, q, qd, qdd, NO_WRENCH, mode)
 
 
-@njit
+@kernel
 def rnea_batch(P, q, qd, qdd, wrench, mode):
     """One pass per row; ``wrench`` is (N, 6) (ignored unless mode has TIP_WRENCH)."""
     N, n = q.shape
-    ws = np.empty((n, WS_COLUMNS))
+    ws = np.empty((n, RNEA_COLUMNS))
     tau = np.empty((N, n))
     last = wrench.shape[0] - 1   # one placeholder row when there is no tip wrench
     for k in range(N):
-        _rnea_into(P, q[k], qd[k], qdd[k], wrench[min(k, last)], mode, ws, tau[k])
+        rnea_into(P, q[k], qd[k], qdd[k], wrench[min(k, last)], mode, ws, tau[k])
     return tau

@@ -1,4 +1,6 @@
-"""Homogeneous transforms and the small rotation helpers the loaders share."""
+"""Homogeneous transforms and the rotation helpers the loaders and the URDF exporter share."""
+import math
+
 import numpy as np
 
 
@@ -30,6 +32,16 @@ def rpy_to_matrix(rpy):
     """URDF's fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
     roll, pitch, yaw = rpy
     return rot_z(yaw) @ rot_y(pitch) @ rot_x(roll)
+
+
+def matrix_to_rpy(R):
+    """URDF roll-pitch-yaw of a rotation matrix, the inverse of ``rpy_to_matrix``."""
+    cos_pitch = math.hypot(R[0, 0], R[1, 0])
+    pitch = math.atan2(-R[2, 0], cos_pitch)
+    if cos_pitch > 1e-12:
+        return math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0])
+    # Gimbal lock: only roll - yaw (or roll + yaw) is defined; put it all in roll.
+    return math.atan2(-R[1, 2], R[1, 1]), pitch, 0.0
 
 
 def rotation_taking_z_to(axis):

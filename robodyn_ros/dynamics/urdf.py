@@ -20,7 +20,7 @@ from contextlib import redirect_stderr
 
 import numpy as np
 
-from .model import PRISMATIC, REVOLUTE, Link, ModelError, RobotModel, combine_bodies
+from .link import PRISMATIC, REVOLUTE, Chain, Link, ModelError, combine_bodies
 from .transforms import homogeneous, rotation_taking_z_to, rpy_to_matrix
 
 _MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
@@ -160,7 +160,8 @@ def _leaves(root, children):
     return leaves
 
 
-def model_from_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
+def read_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
+    """The canonical chain from ``root_link`` to ``tip_link`` of a URDF file or XML string."""
     source, xml = _read(path_or_xml)
     tree, robot = _parse(source, xml)
     root_link, tip_link, chain, children = _chain(robot, source, root_link, tip_link)
@@ -184,7 +185,7 @@ def model_from_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.
                 owner[joint.child], pose[joint.child] = owner[parent], pose[parent] @ origin
             elif joint.name in on_chain:
                 Q = homogeneous(_turn(joint, source))
-                links.append(_link(joint, pose[parent] @ origin @ Q, extra.get(joint.name, {}), source))
+                links.append(_joint(joint, pose[parent] @ origin @ Q, extra.get(joint.name, {}), source))
                 bodies.append([])
                 owner[joint.child] = len(links) - 1
                 pose[joint.child] = Q.T   # the child link's frame is the joint frame turned back
@@ -201,11 +202,11 @@ def model_from_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.
         m, c, I = _body(link_by_name[name], source)
         T = pose[name]
         bodies[k].append((m, T[:3, :3] @ c + T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T))
-    for link, parts in zip(links, bodies):
-        link.mass, link.com, link.inertia = combine_bodies(*parts) if parts else (0.0, np.zeros(3),
-                                                                                   np.zeros((3, 3)))
     try:
-        return RobotModel(links, tip=pose[tip_link], gravity=gravity, name=robot.name)
+        for k, parts in enumerate(bodies):
+            mass, com, inertia = combine_bodies(*parts) if parts else (0.0, np.zeros(3), np.zeros((3, 3)))
+            links[k] = Link(**links[k], mass=mass, com=com, inertia=inertia)
+        return Chain(tuple(links), tip=pose[tip_link], gravity=gravity, name=robot.name)
     except ModelError as exc:
         raise ModelError(f"{source}: {exc}") from None
 
@@ -222,13 +223,14 @@ def _turn(joint, source):
     return rotation_taking_z_to(axis / norm)
 
 
-def _link(joint, pre, extra, source):
-    """The canonical link of a movable joint; ``pre`` places its turned frame in the previous one."""
+def _joint(joint, pre, extra, source):
+    """The canonical link of a movable joint but its body; ``pre`` places its turned frame in the
+    previous one."""
     limit, dynamics = joint.limit, joint.dynamics
     kind = _MOVABLE[joint.type]
     friction = float(dynamics.friction or 0.0) if dynamics is not None else 0.0
     bounded = joint.type != "continuous" and limit is not None
-    return Link(
+    return dict(
         name=joint.name, joint=kind, pre=pre,
         armature=extra.get("armature", 0.0),
         viscous=float(dynamics.damping or 0.0) if dynamics is not None else 0.0,

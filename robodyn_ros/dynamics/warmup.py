@@ -1,14 +1,15 @@
 """Compile (or load from numba's cache) the serial-arm kernels before a loop needs them."""
 import numpy as np
 
-from ..compiled import announce_if_slow
-from .model import Link, RobotModel
+from .. import kernels
+from .link import Link
+from .model import RobotModel
 
 
 def warm_up(notify=print, forward=True):
     """Run every kernel a controller (and, with ``forward``, a simulator) uses once, on a one-link
     arm whose argument types match any model's. Returns the seconds it took."""
-    def work():
+    def exercise():
         model = RobotModel([Link("j", mass=1.0, com=np.array([0.1, 0.0, 0.0]), inertia=np.eye(3))])
         q = np.zeros(1)
         model.inverse_dynamics(q, q, q)
@@ -16,4 +17,4 @@ def warm_up(notify=print, forward=True):
         if forward:
             model.mass_matrix(q)
             model.forward_dynamics(q, q, q)
-    return announce_if_slow("dynamics kernels", work, notify)
+    return kernels.warm_up("dynamics kernels", exercise, notify)

@@ -4,20 +4,15 @@ and the batched path.
 3-vectors are tuples (stack values in numba: no allocation per pose); the leg frame T = [s y z] of
 eq. (10) is kept as its three columns. The model and each pose travel as flat float arrays (layouts
 below) so that a call costs one dispatch of a few arguments, which dominates a single pose. Every
-kernel is plain Python underneath (``f.py_func``; ``python_kernels()`` links them to each other), which
-is how the tests run the very same code interpreted as the reference of the compiled one and how
+kernel is plain Python underneath (``robodyn_ros.kernels.interpreted(kernel)`` runs it interpreted),
+which is how the tests run the very same code as the reference of the compiled one and how
 ``robodyn_ros.benchmarks.stewart`` counts its operations on counting scalars; for that the kernels use
 only ``np.sqrt``/``abs``/arithmetic/comparisons on scalars and allocate work arrays of their input's
-dtype.
+dtype. Singular cases are flagged, not raised: the toolkit compiles with IEEE semantics (x/0 = inf).
 """
-import types
-
 import numpy as np
-from numba import njit
-from numba.core.registry import CPUDispatcher
 
-# IEEE semantics (x/0 = inf, no Python exception checks): singular cases are flagged, not raised.
-_jit = njit(cache=True, error_model="numpy")
+from ..kernels import kernel as _jit
 
 # Beyond this ratio of extreme singular values H is singular in double precision: the solution would
 # carry no correct digit, so no forces are produced (NaN) and the pose is flagged.
@@ -419,14 +414,3 @@ def leg_kinematics_batch(model, poses, scalars, vectors):
                 vectors[n, 2, i, r] = W[r]
                 vectors[n, 3, i, r] = A[r]
 
-
-def python_kernels():
-    """This module's functions as plain Python calling each other (not the compiled dispatchers): a
-    namespace in which e.g. ``ns["inverse_dynamics_one"]`` runs interpreted, on float arrays or on
-    object arrays of counting scalars."""
-    ns = dict(globals())
-    for name, obj in globals().items():
-        if isinstance(obj, CPUDispatcher):
-            f = obj.py_func
-            ns[name] = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
-    return ns
