@@ -40,7 +40,8 @@ setup(
     extras_require={
         "ros": ROS_JAZZY,
         "plot": ["matplotlib"],
-        "test": ["pytest", "pin", "matplotlib"],
+        "mujoco": ["mujoco>=3.2"],  # the simulator's MuJoCo engine (MjSpec)
+        "test": ["pytest", "pin", "matplotlib", "mujoco>=3.2"],
     },
     zip_safe=True,
     maintainer="robodyn_ros maintainers",
