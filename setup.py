@@ -40,8 +40,8 @@ setup(
     extras_require={
         "ros": ROS_JAZZY,
         "plot": ["matplotlib"],
-        "mujoco": ["mujoco>=3.2"],  # the simulator's MuJoCo engine (MjSpec)
-        "test": ["pytest", "pin", "matplotlib", "mujoco>=3.2"],
+        "mujoco": ["mujoco>=4.0"],  # the simulator's MuJoCo engine (tested with 4.0)
+        "test": ["pytest", "pin", "matplotlib", "mujoco>=4.0"],
     },
     zip_safe=True,
     maintainer="robodyn_ros maintainers",
