@@ -18,14 +18,11 @@ inverse dynamics is off by 11 % with no error):
 """
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stderr
-
 import numpy as np
 
 from robodyn_ros.dynamics.model import combine_bodies
-from robodyn_ros.dynamics.transforms import homogeneous, rpy_to_matrix
 
+from .bodies import parse_urdf, urdf_bodies
 from .engine import Engine, StepError
 
 try:
@@ -45,30 +42,6 @@ def require_mujoco():
         raise ImportError("the 'mujoco' engine needs the MuJoCo Python package: "
                           "pip install robodyn_ros[mujoco] (or pip install mujoco)")
     return mujoco
-
-
-def urdf_bodies(urdf: str):
-    """{link name: (mass, com, inertia about the com)} of every URDF link, in its own frame,
-    exactly as written (no validity checks: that is the point)."""
-    from urdf_parser_py.urdf import URDF
-    with redirect_stderr(io.StringIO()):  # it complains about <robodyn_ros> and <ros2_control>
-        robot = URDF.from_xml_string(urdf)
-    bodies = {}
-    for link in robot.links:
-        inertial = link.inertial
-        if inertial is None or inertial.mass is None:
-            bodies[link.name] = (0.0, np.zeros(3), np.zeros((3, 3)))
-            continue
-        frame = np.eye(4)
-        if inertial.origin is not None:
-            frame = homogeneous(rpy_to_matrix(inertial.origin.rpy or (0.0, 0.0, 0.0)),
-                                inertial.origin.xyz or (0.0, 0.0, 0.0))
-        i = inertial.inertia
-        inertia = np.zeros((3, 3)) if i is None else np.array(
-            [[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]], dtype=float)
-        R = frame[:3, :3]
-        bodies[link.name] = (float(inertial.mass), frame[:3, 3], R @ inertia @ R.T)
-    return bodies
 
 
 def principal(inertia):
@@ -129,7 +102,7 @@ def compile_urdf(urdf: str, model, dt: float, *, payload=None, mass_scale=1.0, r
                          f"the chain {model.joint_names}")
 
     bodies = {name: (mass * mass_scale, com, inertia * mass_scale)
-              for name, (mass, com, inertia) in urdf_bodies(urdf).items()}
+              for name, (mass, com, inertia) in urdf_bodies(parse_urdf(urdf)).items()}
     if payload is not None:  # (mass, com in the tip link's frame, tip link or None: the leaf)
         mass, com, tip = payload
         tip = tip or _leaf(m)
