@@ -75,6 +75,16 @@ def test_mujoco_dynamics_are_the_models_on_the_shipped_arms(urdf):
     assert_mujoco_is_the_model(m, d, model, seed=0)
 
 
+def test_without_mj_setconst_the_written_back_inertias_give_wrong_dynamics(monkeypatch):
+    # why compile_urdf calls it: constants derived from the placeholders would stay, silently
+    monkeypatch.setattr(mujoco, "mj_setConst", lambda m, d: None)
+    xml = (ROOT / "urdf/puma560.urdf").read_text()
+    model = load(xml)
+    m, d = mujoco_engine.compile_urdf(xml, model, DT)
+    with pytest.raises(AssertionError):
+        assert_mujoco_is_the_model(m, d, model, seed=0, rtol=1e-3)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_mujoco_matches_random_arms_with_fixed_links_and_a_payload(seed):
     rng = np.random.default_rng(seed)
