@@ -121,7 +121,8 @@ def main(argv=None) -> int:
         print(f"plot: {args.plot}")
     if args.json:
         Path(args.json).write_text(json.dumps(
-            {"bound_rad": BOUND, "engine": args.engine, "kp": KP, "kv": KV, "start_deg": Q_START, "goal_deg": Q_GOAL,
+            {"bound_rad": BOUND, "engine": args.engine, "kp": KP, "kv": KV,
+             "start_deg": Q_START, "goal_deg": Q_GOAL,
              "duration_s": args.duration, "wall_time_s": wall,
              "runs": [{k: v for k, v in r.items() if k not in ("t", "error")} for r in results]},
             indent=2))

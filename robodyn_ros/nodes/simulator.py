@@ -97,8 +97,7 @@ class ArmSimulator(Node):
         try:
             self.engine = make_engine(
                 p["engine"], model, self._dt, read_robot_description(p),
-                coulomb=p["friction_scale"] > 0.0, mass_scale=p["mass_scale"],
-                root=p["root_link"] or None,
+                mass_scale=p["mass_scale"], root=p["root_link"] or None,
                 payload=(p["payload_mass"], p["payload_com"], p["tip_link"] or None)
                 if p["payload_mass"] > 0.0 else None)
         except (ImportError, ValueError) as exc:
@@ -149,8 +148,9 @@ class ArmSimulator(Node):
         self.create_timer(1.0 / publish_rate, self._tick, clock=steady_clock())
         Diagnostics(self, self._report, p["diagnostic_period"], hardware_id=model.name)
         self.get_logger().info(
-            f"simulating {model.name} ({n} joints) with the {self.engine.name} engine at {p['rate']:g} Hz, publishing at "
-            f"{publish_rate:g} Hz; braked until the first command on {p['command_topic']}")
+            f"simulating {model.name} ({n} joints) with the {self.engine.name} engine at "
+            f"{p['rate']:g} Hz, publishing at {publish_rate:g} Hz; braked until the first command "
+            f"on {p['command_topic']}")
 
     def _on_command(self, msg: Float64MultiArray):
         tau = np.asarray(msg.data, dtype=float)

@@ -17,7 +17,8 @@ class Engine:
 
     ``step`` applies ``tau`` clamped at the model's effort limits, as a drive would, and counts the
     steps that needed it (``clamped``) and the steps that ended against a position limit
-    (``stopped``). A subclass provides ``_advance(q, qd, tau) -> (q, qd)`` and may override ``reset``.
+    (``stopped``). A subclass provides ``_advance(q, qd, tau) -> (q, qd, stopped)`` and may
+    override ``reset``.
     """
     name = ""
 
@@ -53,8 +54,8 @@ class Engine:
         raise NotImplementedError
 
 
-def make_engine(name: str, model, dt: float, urdf: str = "", *, coulomb: bool = True,
-                payload=None, mass_scale: float = 1.0, root=None):
+def make_engine(name: str, model, dt: float, urdf: str = "", *, payload=None,
+                mass_scale: float = 1.0, root=None):
     """The engine called ``name`` for ``model`` (already scaled and with its payload); the MuJoCo
     engine also needs the URDF text, the payload (mass, com, tip link), the mass scale and the
     chain's root link to rebuild the same arm."""
@@ -63,6 +64,5 @@ def make_engine(name: str, model, dt: float, urdf: str = "", *, coulomb: bool = 
         return RobodynEngine(model, dt)
     if name == "mujoco":
         from .mujoco_engine import MujocoEngine
-        return MujocoEngine(model, dt, urdf, coulomb=coulomb, payload=payload,
-                            mass_scale=mass_scale, root=root)
+        return MujocoEngine(model, dt, urdf, payload=payload, mass_scale=mass_scale, root=root)
     raise ValueError(f"unknown engine '{name}': one of {', '.join(ENGINES)}")

@@ -2,7 +2,7 @@
 ``pip install robodyn_ros[mujoco]``), a plant nobody here wrote.
 
 Loading it so that it is the same arm takes care (measured: without ``mj_setConst`` the PUMA's
-inverse dynamics is off by 11 % with no error):
+inverse dynamics is off by up to 108 % of its largest torque, with no error):
 
 * MuJoCo refuses inertias our model accepts (the PUMA data set's massless link 1, a slender rod's
   zero moment), so every body is compiled with a placeholder inertial and the URDF's exact mass,
@@ -10,7 +10,7 @@ inverse dynamics is off by 11 % with no error):
   are written back, scaled by ``mass_scale``, then ``mj_setConst`` recomputes what depends on them;
 * fixed links stay bodies (MuJoCo's URDF compiler would fuse them), so the payload is a point mass
   on the tip link's own body;
-* armature and viscous damping come from the model; Coulomb friction does not (see ``coulomb``);
+* armature and viscous damping come from the model; Coulomb friction does not (MujocoEngine);
 * RK4 at the node's step (MuJoCo's default, semi-implicit Euler at 2 ms, would make integration
   error dominate), gravity the model's, no contacts;
 * position limits are MuJoCo joint limits (soft constraints, stiffened to a time constant of two
@@ -80,7 +80,7 @@ def compile_urdf(urdf: str, model, dt: float, *, payload=None, mass_scale=1.0, r
         j.damping = (model.viscous[i], 0.0, 0.0)
         j.frictionloss = 0.0  # see MujocoEngine: Coulomb friction is not MuJoCo's frictionloss
         bounded = np.isfinite(model.lower[i]) and np.isfinite(model.upper[i])
-        j.limited = mujoco.mjtLimited.mjLIMITED_TRUE if bounded else mujoco.mjtLimited.mjLIMITED_FALSE
+        j.limited = _limited(bounded)
         if bounded:
             j.range = (model.lower[i], model.upper[i])
             j.solref_limit = (_LIMIT_TIME_STEPS * dt, 1.0)
@@ -88,8 +88,7 @@ def compile_urdf(urdf: str, model, dt: float, *, payload=None, mass_scale=1.0, r
                                   trntype=mujoco.mjtTrn.mjTRN_JOINT)
         motor.gear = (1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         effort = model.effort_limit[i]
-        motor.ctrllimited = (mujoco.mjtLimited.mjLIMITED_TRUE if np.isfinite(effort)
-                             else mujoco.mjtLimited.mjLIMITED_FALSE)
+        motor.ctrllimited = _limited(np.isfinite(effort))
         if np.isfinite(effort):
             motor.ctrlrange = (-effort, effort)
     spec.option.timestep = dt
@@ -118,6 +117,10 @@ def compile_urdf(urdf: str, model, dt: float, *, payload=None, mass_scale=1.0, r
     mujoco.mj_kinematics(m, d)  # gravity: the model's, given in the chain's root frame
     m.opt.gravity = d.xmat[_root_body(m, model, root)].reshape(3, 3) @ model.gravity
     return m, d
+
+
+def _limited(bounded):
+    return mujoco.mjtLimited.mjLIMITED_TRUE if bounded else mujoco.mjtLimited.mjLIMITED_FALSE
 
 
 def _leaf(m):
@@ -151,10 +154,9 @@ class MujocoEngine(Engine):
     """One MuJoCo RK4 step per ``step``; position limits are MuJoCo's constraints."""
     name = "mujoco"
 
-    def __init__(self, model, dt, urdf, *, coulomb=True, payload=None, mass_scale=1.0, root=None):
+    def __init__(self, model, dt, urdf, *, payload=None, mass_scale=1.0, root=None):
         super().__init__(model, dt)
-        self.coulomb_dropped = bool(coulomb and (model.coulomb_positive.any()
-                                                 or model.coulomb_negative.any()))
+        self.coulomb_dropped = bool(model.coulomb_positive.any() or model.coulomb_negative.any())
         # MuJoCo's frictionloss is a symmetric, regularised constraint force, not the model's
         # discontinuous sign(qd) with a magnitude per direction: it would be another plant.
         self.mj, self.data = compile_urdf(urdf, model, dt, payload=payload, mass_scale=mass_scale,
