@@ -426,8 +426,12 @@ def test_missing_robot_description_is_a_clear_error():
 
 
 # ---------------------------------------------------------------------------- simulator
-def test_simulator_brakes_until_commanded_then_zero_effort_after_timeout(rig, model):
-    sim = rig.simulator(command_timeout=0.1, friction_scale=0.0)
+@pytest.mark.parametrize("engine", ["robodyn", "mujoco"])
+def test_simulator_brakes_until_commanded_then_zero_effort_after_timeout(rig, model, engine):
+    if engine == "mujoco":
+        pytest.importorskip("mujoco")
+    sim = rig.simulator(command_timeout=0.1, friction_scale=0.0, engine=engine)
+    assert sim.engine.name == engine
     rig.spin_until(lambda: sim.time_ns > 0.2e9, what="simulated time")
     np.testing.assert_array_equal(sim.q, Q0)  # braked: nobody commanded anything yet
     pub = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
@@ -522,14 +526,6 @@ def test_simulator_never_publishes_an_absurd_state_and_counts_the_clamping(rig, 
         values = {kv.key: kv.value for kv in ours[-1].values} if ours else {}
         return int(values.get("clamped efforts (total, steps)", 0))
     rig.spin_until(lambda: clamped() > 0, what="a report of the clamped efforts")
-
-
-def test_simulator_mujoco_engine_holds_the_braked_arm_and_names_itself(rig):
-    pytest.importorskip("mujoco")
-    sim = rig.simulator(engine="mujoco")
-    rig.spin_until(lambda: sim.time_ns > 0.1e9, what="simulated time")
-    np.testing.assert_array_equal(sim.q, Q0)
-    assert sim.engine.name == "mujoco"
 
 
 def test_simulator_refuses_an_unknown_engine_and_a_start_outside_the_limits():
