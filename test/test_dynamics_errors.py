@@ -308,11 +308,12 @@ def test_inertia_forms_agree(tmp_path):
 
 
 def test_puma_data_set_warns_only_about_link_3_and_the_shipped_yaml_not_at_all(tmp_path):
-    # the shipped YAML makes link 3 physical (its comment gives the data set's values, used here)
+    # the shipped YAML makes links 1 and 3 physical (its comment gives the data set's values)
     from pathlib import Path
     import yaml
     shipped = Path(__file__).resolve().parents[1] / "config/puma560_dh.yaml"
     spec = yaml.safe_load(shipped.read_text())
+    spec["links"][0].update(mass=0.0, inertia=[0.0, 0.35, 0.0, 0.0, 0.0, 0.0])
     spec["links"][2]["inertia"] = [0.066, 0.086, 0.0125, 0.0, 0.0, 0.0]
     raw = tmp_path / "puma560_raw.yaml"
     raw.write_text(yaml.safe_dump(spec))
