@@ -4,7 +4,8 @@ from contextlib import redirect_stderr
 
 import numpy as np
 
-from robodyn_ros.dynamics.transforms import homogeneous, rpy_to_matrix
+# the loader's own reading of an <origin> (one of each thing; private there, shared here)
+from robodyn_ros.dynamics.urdf import _origin as origin
 
 
 def parse_urdf(urdf: str):
@@ -24,10 +25,7 @@ def urdf_bodies(robot):
         if inertial is None or inertial.mass is None:
             bodies[link.name] = (0.0, np.zeros(3), np.zeros((3, 3)))
             continue
-        frame = np.eye(4)
-        if inertial.origin is not None:
-            frame = homogeneous(rpy_to_matrix(inertial.origin.rpy or (0.0, 0.0, 0.0)),
-                                inertial.origin.xyz or (0.0, 0.0, 0.0))
+        frame = origin(inertial)
         i = inertial.inertia
         inertia = np.zeros((3, 3)) if i is None else np.array(
             [[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]], dtype=float)

@@ -17,9 +17,8 @@ import sys
 import numpy as np
 
 from robodyn_ros.dynamics.model import combine_bodies
-from robodyn_ros.dynamics.transforms import homogeneous, rpy_to_matrix
 
-from .bodies import parse_urdf, urdf_bodies
+from .bodies import origin, parse_urdf, urdf_bodies
 
 # a simulator's smallest mass and principal moment (MuJoCo's mjMINVAL)
 MIN_VALUE = 1e-15
@@ -44,17 +43,10 @@ def moving_bodies(robot):
             mass, com, inertia = bodies[link]
             R = pose[:3, :3]
             parts.append((mass, R @ com + pose[:3, 3], R @ inertia @ R.T))
-            stack.extend((j.child, pose @ _origin(j)) for j in children.get(link, [])
+            stack.extend((j.child, pose @ origin(j)) for j in children.get(link, [])
                          if j.type not in _MOVABLE)
         found[joint.child] = (joint.name, combine_bodies(*parts))
     return found
-
-
-def _origin(joint):
-    o = joint.origin
-    if o is None:
-        return np.eye(4)
-    return homogeneous(rpy_to_matrix(o.rpy or (0.0, 0.0, 0.0)), o.xyz or (0.0, 0.0, 0.0))
 
 
 def link_problems(mass, inertia):
