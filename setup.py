@@ -40,7 +40,8 @@ setup(
     extras_require={
         "ros": ROS_JAZZY,
         "plot": ["matplotlib"],
-        "test": ["pytest", "pin", "matplotlib", "ruff"],
+        "mujoco": ["mujoco>=4.0"],  # the simulator's MuJoCo engine (tested with 4.0)
+        "test": ["pytest", "pin", "matplotlib", "ruff", "mujoco>=4.0"],
     },
     zip_safe=True,
     maintainer="robodyn_ros maintainers",

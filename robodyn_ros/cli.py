@@ -13,6 +13,8 @@ COMMANDS = {
     "param-tables": ("robodyn_ros.parameters", "the doc/ pages' parameter tables from the schemas"),
     "complexity": ("robodyn_ros.complexity", "operation counts of Newton-Euler and Lagrange-Euler"),
     "urdf-from-dh": ("robodyn_ros.dynamics.urdf_export", "write a URDF from a DH-table YAML"),
+    "check-urdf": ("robodyn_ros.sim.check_urdf", "what a simulator refuses in a URDF, and what "
+                   "only our model tolerates"),
 }
 
 

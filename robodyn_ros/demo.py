@@ -23,6 +23,10 @@ answering the last state has arrived. A late answer (this is a 2-core machine ru
 Python processes at 1 kHz) then slows the run down instead of silently applying the previous
 command for one more period, which would add a loop delay the paper's setting does not have.
 The real-time factor of each run is printed.
+
+The plant is the simulator's ``--engine``: ``robodyn`` (our own forward dynamics, the model the
+controller uses) or ``mujoco`` (MuJoCo on the same URDF, a rigid-body engine nobody here wrote;
+``pip install robodyn_ros[mujoco]``).
 """
 from __future__ import annotations
 
@@ -37,6 +41,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from robodyn_ros.sim import ENGINES
 
 BOUND = 4.26e-4  # rad: one step of a 12-bit A/D converter (004 §5)
 Q_START = (90.0, 0.0, 90.0, 0.0, 0.0, 0.0)  # degrees
@@ -61,6 +67,8 @@ def parse_args(argv):
     parser.add_argument("--plot", default="out/puma560_tracking_error.png", metavar="FILE",
                         help="error plot (PNG; '' = none)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--engine", choices=ENGINES, default="robodyn",
+                        help="the simulator's engine (default: robodyn; mujoco needs the extra)")
     parser.add_argument("--urdf", metavar="FILE", help="robot description (default: the "
                         "package's urdf/puma560.urdf)")
     args = parser.parse_args(argv)
@@ -86,6 +94,7 @@ def main(argv=None) -> int:
             for rate in args.rates]
     print(f"PUMA 560 computed-torque control, 004 §5: Kp = {KP:g}, Kv = {KV:g}, "
           f"{_degrees(Q_START)} -> {_degrees(Q_GOAL)} deg, quintic over {args.duration:g} s\n"
+          f"plant: the simulator's {args.engine} engine; "
           f"simulator, controller and this recorder in separate processes over DDS "
           f"(ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}, "
           f"discovery {os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']})")
@@ -99,7 +108,8 @@ def main(argv=None) -> int:
         rclpy.init()
         try:
             for rate, payload in runs:
-                results.append(run_once(urdf, rate, payload, args.duration, Path(logs)))
+                results.append(run_once(urdf, rate, payload, args.duration, Path(logs),
+                                        engine=args.engine))
         finally:
             rclpy.try_shutdown()
     wall = time.monotonic() - started
@@ -111,7 +121,8 @@ def main(argv=None) -> int:
         print(f"plot: {args.plot}")
     if args.json:
         Path(args.json).write_text(json.dumps(
-            {"bound_rad": BOUND, "kp": KP, "kv": KV, "start_deg": Q_START, "goal_deg": Q_GOAL,
+            {"bound_rad": BOUND, "engine": args.engine, "kp": KP, "kv": KV,
+             "start_deg": Q_START, "goal_deg": Q_GOAL,
              "duration_s": args.duration, "wall_time_s": wall,
              "runs": [{k: v for k, v in r.items() if k not in ("t", "error")} for r in results]},
             indent=2))
@@ -165,7 +176,8 @@ class _Processes:
             log.close()
 
 
-def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Path) -> dict:
+def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Path,
+             engine: str = "robodyn") -> dict:
     from rclpy.experimental import EventsExecutor
     from rclpy.node import Node
     from rclpy.parameter import Parameter
@@ -184,7 +196,8 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
         procs.start("arm_simulator", "robodyn_ros.nodes.simulator", {
             "urdf_file": urdf, "rate": 1000.0, "publish_rate": float(rate),
             "initial_position": _list(q_start), "payload_mass": float(payload),
-            "friction_scale": 0.0, "lockstep": "true", "command_timeout": 0.5})
+            "friction_scale": 0.0, "lockstep": "true", "command_timeout": 0.5,
+            "engine": engine})
         procs.start(CONTROLLER, "robodyn_ros.nodes.controller", {
             "urdf_file": urdf, "use_sim_time": "true", "control_law": "computed_torque",
             "kp": KP, "kd": KV, "friction": "false", "rate": 0.0, "state_timeout": 0.5})

@@ -46,7 +46,7 @@ READERS = {"RobotModel.from_yaml": load_model, "urdf-from-dh": export}
     ("limits: {lower", "limits: {lowr", ["unknown limit keys", "'lowr'"]),
     ("com: [-0.4, 0.0, 0.0]", "com: [-0.4, 0.0]", ["com must be [x, y, z]"]),
     ("joint: revolute", "joint: spherical", ["joint must be one of", "'spherical'"]),
-    ("inertia: [0.0, 0.08, 0.08, 0.0, 0.0, 0.0]", "inertia: [0.0, 0.08]", ["inertia must be 3x3"]),
+    ("inertia: [0.000075, 0.08, 0.08, 0.0, 0.0, 0.0]", "inertia: [0.0, 0.08]", ["inertia must be 3x3"]),
     ("mass: 1.5", "mass: -1.5", ["negative mass -1.5"]),
 ])
 def test_both_readers_refuse_the_same_table_the_same_way(tmp_path, read, old, new, fragments):

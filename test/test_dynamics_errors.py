@@ -308,14 +308,25 @@ def test_inertia_forms_agree(tmp_path):
     np.testing.assert_array_equal(a.links[0].inertia, b.links[0].inertia)
 
 
-def test_shipped_puma_warns_only_about_link_3():
+def test_puma_data_set_warns_only_about_link_3_and_the_shipped_yaml_not_at_all(tmp_path):
+    # the shipped YAML makes links 1 and 3 physical (its comment gives the data set's values)
     from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        RobotModel.from_yaml(root / "config/puma560_dh.yaml")
-    messages = [str(w.message) for w in record]
-    assert len(messages) == 1 and re.search(r"joint_3.*triangle inequality", messages[0]), messages
+    import yaml
+    shipped = Path(__file__).resolve().parents[1] / "config/puma560_dh.yaml"
+    spec = yaml.safe_load(shipped.read_text())
+    spec["links"][0].update(mass=0.0, inertia=[0.0, 0.35, 0.0, 0.0, 0.0, 0.0])
+    spec["links"][2]["inertia"] = [0.066, 0.086, 0.0125, 0.0, 0.0, 0.0]
+    raw = tmp_path / "puma560_raw.yaml"
+    raw.write_text(yaml.safe_dump(spec))
+    messages = {}
+    for path in (raw, shipped):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            RobotModel.from_yaml(path)
+        messages[path] = [str(w.message) for w in record]
+    assert len(messages[raw]) == 1, messages[raw]
+    assert re.search(r"joint_3.*triangle inequality", messages[raw][0]), messages[raw]
+    assert messages[shipped] == []
 
 
 def test_zero_effort_limit_warns_that_no_limit_applies(tmp_path):

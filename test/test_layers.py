@@ -8,7 +8,8 @@ CORE = ["robodyn_ros.dynamics", "robodyn_ros.dynamics.lagrange_euler", "robodyn_
         "robodyn_ros.dynamics.counting", "robodyn_ros.dynamics.urdf_export", "robodyn_ros.control",
         "robodyn_ros.control.trajectory", "robodyn_ros.stewart", "robodyn_ros.stewart.path_study",
         "robodyn_ros.stewart.force_loop", "robodyn_ros.reasons",
-        "robodyn_ros.complexity", "robodyn_ros.cli"]
+        "robodyn_ros.complexity", "robodyn_ros.cli", "robodyn_ros.sim.robodyn_engine",
+        "robodyn_ros.sim.mujoco_engine", "robodyn_ros.sim.check_urdf"]
 
 
 def test_core_modules_do_not_import_rclpy():

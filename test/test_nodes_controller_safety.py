@@ -202,7 +202,8 @@ def test_simulator_refuses_a_zero_mass_scale(rig):
 def test_simulator_survives_a_singular_mass_matrix(rig):
     sim = rig.simulator(urdf_file=PLANAR2, initial_position=[0.3, 0.2], command_timeout=5.0)
     rig.spin_until(lambda: sim.time_ns > 0, what="simulated time")
-    sim.model = sim.model.scaled(mass=0.0)  # what a degenerate description does mid-run
+    # what a degenerate description does mid-run (the engine integrates the model)
+    sim.model = sim.engine.model = sim.model.scaled(mass=0.0)
     pub = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
     wait_for_subscriber(rig, pub)
     pub.publish(Float64MultiArray(data=[1.0, 1.0]))

@@ -23,6 +23,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robodyn_ros.nodes.common import ConfigurationError
 from robodyn_ros.nodes.controller import ComputedTorqueController
+from robodyn_ros.nodes.simulator import ArmSimulator
 
 from conftest import JOINTS, Q0, URDF, WAIT, namespaces, register_laws, wait_for_subscriber
 
@@ -333,8 +334,12 @@ def test_missing_robot_description_is_a_clear_error():
 
 
 # ---------------------------------------------------------------------------- simulator
-def test_simulator_brakes_until_commanded_then_zero_effort_after_timeout(rig, model):
-    sim = rig.simulator(command_timeout=0.1, friction_scale=0.0)
+@pytest.mark.parametrize("engine", ["robodyn", "mujoco"])
+def test_simulator_brakes_until_commanded_then_zero_effort_after_timeout(rig, model, engine):
+    if engine == "mujoco":
+        pytest.importorskip("mujoco")
+    sim = rig.simulator(command_timeout=0.1, friction_scale=0.0, engine=engine)
+    assert sim.engine.name == engine
     rig.spin_until(lambda: sim.time_ns > 0.2e9, what="simulated time")
     np.testing.assert_array_equal(sim.q, Q0)  # braked: nobody commanded anything yet
     pub = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
@@ -396,3 +401,46 @@ def test_simulator_payload_is_a_model_mismatch(rig, model):
     sim = rig.simulator(payload_mass=2.0)
     assert sim.model.links[-1].mass == pytest.approx(model.links[-1].mass + 2.0)
     assert not np.allclose(sim.model.gravity_torques(Q0), model.gravity_torques(Q0))
+
+
+@pytest.mark.parametrize("engine", ["robodyn", "mujoco"])
+def test_simulator_never_publishes_an_absurd_state_and_counts_the_clamping(rig, model, engine):
+    # issue 12: [1e6]*6 made positions of ~1e42 rad within a second, a burst of 1e308/1e200 then
+    # ~95 all-NaN joint_states. A drive clamps at its limit; a stop holds the joint.
+    if engine == "mujoco":
+        pytest.importorskip("mujoco")
+    received, reports = [], []
+    rig.probe.create_subscription(JointState, "joint_states", received.append, 1000)
+    rig.probe.create_subscription(DiagnosticArray, "/diagnostics", reports.append, 10)
+    rig.simulator(engine=engine, publish_rate=100.0, diagnostic_period=0.1, command_timeout=5.0)
+    pub = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
+    wait_for_subscriber(rig, pub)
+    burst = [[1e308, -1e200, 1e6, -1e308, 1e200, -1e6], [-1e200] * 6, [1e308] * 6]
+    for data in [[1e6] * 6] * 20 + burst * 10:
+        pub.publish(Float64MultiArray(data=data))
+        rig.spin_for(0.02)
+
+    assert len(received) > 20
+    slack = 0.03 if engine == "mujoco" else 0.0  # MuJoCo's limits are soft: an impact sinks in
+    for msg in received:
+        q, qd, effort = (np.array(msg.position), np.array(msg.velocity), np.array(msg.effort))
+        assert np.all(np.isfinite(q)) and np.all(np.isfinite(qd))
+        assert np.all(q >= model.lower - slack) and np.all(q <= model.upper + slack)
+        assert np.abs(qd).max() < 100.0
+        assert np.all(np.abs(effort) <= model.effort_limit)  # the applied effort, clamped
+
+    def clamped():
+        ours = [s for r in reports for s in r.status if f"{rig.ns}/arm_simulator" in s.name]
+        values = {kv.key: kv.value for kv in ours[-1].values} if ours else {}
+        return int(values.get("clamped efforts (total, steps)", 0))
+    rig.spin_until(lambda: clamped() > 0, what="a report of the clamped efforts")
+
+
+def test_simulator_refuses_an_unknown_engine_and_a_start_outside_the_limits():
+    with pytest.raises(ConfigurationError, match="engine' must be one of .*'gazebo'"):
+        ArmSimulator(namespace=next(namespaces), parameter_overrides=[
+            Parameter("urdf_file", value=URDF), Parameter("engine", value="gazebo")])
+    with pytest.raises(ConfigurationError, match="outside the position limits"):
+        ArmSimulator(namespace=next(namespaces), parameter_overrides=[
+            Parameter("urdf_file", value=URDF),
+            Parameter("initial_position", value=[0.0, 0.0, 3.0, 0.0, 0.0, 0.0])])

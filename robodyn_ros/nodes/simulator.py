@@ -1,5 +1,9 @@
 """arm_simulator: the arm's forward dynamics integrated by RK4 from the effort commands.
 
+The plant is an engine (robodyn_ros.sim, doc/simulator.md): ``robodyn``, our own forward dynamics,
+or ``mujoco``, MuJoCo loading the same URDF. Both clamp the effort at the URDF's limits and stop the
+joints at its position limits, and count both.
+
 Every tick of a wall-clock timer at ``publish_rate`` integrates ``rate / publish_rate`` RK4 steps
 of 1/``rate`` s, holding the latest command (a zero-order hold, as a sampled controller applies
 it), then publishes ``/clock`` and the stamped ``/joint_states``. Simulated time advances by exactly
@@ -12,8 +16,9 @@ state (the controller's answer to it): a late answer then delays the simulation 
 being replaced by the previous command, so the loop is the sampled-data loop on paper whatever
 the load on the machine. It expects one command per state (the controller's ``rate: 0``).
 
-``/diagnostics`` reports the real-time factor, the brake, a command timeout, rejected commands
-and failed integration steps.
+``/diagnostics`` reports the real-time factor, the brake, a command timeout, rejected commands,
+clamped efforts, position-limit stops and failed integration steps. A failed step (a non-finite
+state, a singular mass matrix) is never published: the state is held and the failure reported.
 """
 from __future__ import annotations
 
@@ -28,14 +33,13 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from robodyn_ros.dynamics import warm_up
-from robodyn_ros.dynamics.integrate import rk4_step
+from robodyn_ros.sim import StepError, make_engine
 
 from ..control.joints import JointOrder
 from ..parameters import node_schema
+from ..reasons import bounded
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     Parameters, load_model, spin, steady_clock)
-
-
+                     Parameters, load_model, read_robot_description, spin, steady_clock)
 
 
 def schema():
@@ -64,6 +68,18 @@ class ArmSimulator(Node):
             model = model.with_payload(p["payload_mass"], com=p["payload_com"])
         self.model = model
         self._dt = 1.0 / p["rate"]
+        try:
+            self.engine = make_engine(
+                p["engine"], model, self._dt, read_robot_description(p),
+                mass_scale=p["mass_scale"], root=p["root_link"] or None,
+                payload=(p["payload_mass"], p["payload_com"], p["tip_link"] or None)
+                if p["payload_mass"] > 0.0 else None)
+        except (ImportError, ValueError) as exc:
+            raise ConfigurationError(f"engine '{p['engine']}': {exc}") from exc
+        if getattr(self.engine, "coulomb_dropped", False):
+            self.get_logger().warning(
+                "the mujoco engine leaves out the URDF's Coulomb friction (MuJoCo's frictionloss "
+                "is not the model's sign(qd) friction); friction_scale 0 turns it off everywhere")
         publish_rate = p["publish_rate"] or p["rate"]
         self._steps = round(p["rate"] / publish_rate)
         if abs(self._steps * publish_rate - p["rate"]) > 1e-9 * p["rate"]:
@@ -75,6 +91,9 @@ class ArmSimulator(Node):
                                      f"{self.joints} has {n} joints")
         self._initial = np.empty(n)
         self._initial[self._order] = initial
+        if np.any(self._initial < model.lower) or np.any(self._initial > model.upper):
+            raise ConfigurationError(f"initial_position {initial} is outside the position limits "
+                                     f"of {self.joints}")
         self._noise = np.array([p["position_noise"], p["velocity_noise"]])
         self._rng = np.random.default_rng(p["seed"])
         self._timeout = p["command_timeout"]
@@ -91,8 +110,8 @@ class ArmSimulator(Node):
         self._timed_out = False
         self.rejected = CountedWarning(self, "command rejected")
         self.integration_failures = 0  # ticks whose RK4 steps raised (state held)
-        # at the last /diagnostics report: wall time, simulated time, rejections, failures
-        self._at_report = (time.monotonic(), 0, 0, 0)
+        # at the last /diagnostics report: wall time, simulated time, rejections, failures, clamps
+        self._at_report = (time.monotonic(), 0, 0, 0, 0)
 
         self._state = JointState(name=self.joints)
         self._clock_msg = Clock()
@@ -103,14 +122,15 @@ class ArmSimulator(Node):
         self.create_timer(1.0 / publish_rate, self._tick, clock=steady_clock())
         Diagnostics(self, self._report, p["diagnostic_period"], hardware_id=model.name)
         self.get_logger().info(
-            f"simulating {model.name} ({n} joints) at {p['rate']:g} Hz, publishing at "
-            f"{publish_rate:g} Hz; braked until the first command on {p['command_topic']}")
+            f"simulating {model.name} ({n} joints) with the {self.engine.name} engine at "
+            f"{p['rate']:g} Hz, publishing at {publish_rate:g} Hz; braked until the first command "
+            f"on {p['command_topic']}")
 
     def _on_command(self, msg: Float64MultiArray):
         tau = np.asarray(msg.data, dtype=float)
         if tau.shape != (self.model.dof,) or not np.all(np.isfinite(tau)):
             return self.rejected(f"command must be {self.model.dof} finite efforts in joints "
-                                 f"order {self.joints}, got {tau.tolist()}")
+                                 f"order {bounded(self.joints)}, got {bounded(tau.ravel())}")
         self._tau[self._order] = tau
         self._command_time = time.monotonic()
         self._answered = True
@@ -123,11 +143,15 @@ class ArmSimulator(Node):
 
     def _report(self):
         now = time.monotonic()
-        wall, sim_ns, rejected, failed = self._at_report
-        self._at_report = (now, self.time_ns, self.rejected.count, self.integration_failures)
+        wall, sim_ns, rejected, failed, clamped = self._at_report
+        engine = self.engine
+        self._at_report = (now, self.time_ns, self.rejected.count, self.integration_failures,
+                           engine.clamped)
         rejected = self.rejected.count - rejected
         failed = self.integration_failures - failed
+        clamped = engine.clamped - clamped
         values = {
+            "engine": engine.name,
             "simulated time (s)": self.time_ns * 1e-9,
             "real-time factor": (self.time_ns - sim_ns) * 1e-9 / max(now - wall, 1e-9),
             "braked": self._braked,
@@ -137,9 +161,14 @@ class ArmSimulator(Node):
             "last rejection": self.rejected.last_reason,
             "integration failures (window)": failed,
             "integration failures (total)": self.integration_failures,
+            "clamped efforts (window, steps)": clamped,
+            "clamped efforts (total, steps)": engine.clamped,
+            "position-limit stops (total, steps)": engine.stopped,
         }
         if failed:
             return ERROR, f"integration failed {failed} time(s): state held", values
+        if clamped:
+            return WARN, f"efforts clamped at the URDF limits in {clamped} step(s)", values
         if self._timed_out:
             return WARN, f"no command for {self._timeout} s: zero effort", values
         if rejected:
@@ -148,6 +177,7 @@ class ArmSimulator(Node):
 
     def _on_reset(self, request, response):
         self.q, self.qd = self._initial.copy(), np.zeros(self.model.dof)
+        self.engine.reset()
         self._braked = True
         response.success = True
         response.message = ("back at initial_position, at rest, braked until the next command; "
@@ -171,9 +201,10 @@ class ArmSimulator(Node):
         q, qd = self.q, self.qd
         try:
             for _ in range(self._steps):
-                q, qd = rk4_step(self.model, q, qd, self._tau, self._dt)
-        except ValueError as exc:  # a singular mass matrix: hold the state, keep the node alive
+                q, qd = self.engine.step(q, qd, self._tau)
+        except StepError as exc:  # hold the state, publish nothing new, keep the node alive
             self.integration_failures += 1
+            self.engine.reset()
             self.get_logger().error(
                 f"integration step failed, state held at q = {self.q.tolist()}: {exc} "
                 f"({self.integration_failures} failed ticks)", throttle_duration_sec=2.0)
@@ -198,7 +229,7 @@ class ArmSimulator(Node):
         s = self._state
         s.position = array.array("d", q[o].tobytes())
         s.velocity = array.array("d", qd[o].tobytes())
-        s.effort = array.array("d", self._tau[o].tobytes())
+        s.effort = array.array("d", self.engine.applied(self._tau)[o].tobytes())
         self._state_pub.publish(s)
 
 
