@@ -110,9 +110,13 @@ class RobotModel:
         return model_from_yaml(path)
 
     @classmethod
-    def from_urdf(cls, path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
+    def from_urdf(cls, path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
+                  xacro_args=None):
+        """From a URDF file (a .xacro one expanded with ``xacro_args``, ``name:=value``), URDF XML
+        or its bytes, in any declared encoding (robodyn_ros.dynamics.description)."""
         from .urdf import model_from_urdf
-        return model_from_urdf(path_or_xml, root_link=root_link, tip_link=tip_link, gravity=gravity)
+        return model_from_urdf(path_or_xml, root_link=root_link, tip_link=tip_link, gravity=gravity,
+                               xacro_args=xacro_args)
 
     # ------------------------------------------------------------------ variants
     def with_payload(self, mass, com=(0.0, 0.0, 0.0), inertia=None):

@@ -13,13 +13,13 @@ block that URDF parsers ignore:
     </robodyn_ros>
 """
 import io
-import os
 import warnings
 import xml.etree.ElementTree as ET
 from contextlib import redirect_stderr
 
 import numpy as np
 
+from .description import DescriptionError, read_description
 from .model import PRISMATIC, REVOLUTE, Link, ModelError, RobotModel, combine_bodies
 from .transforms import homogeneous, rotation_taking_z_to, rpy_to_matrix
 
@@ -28,15 +28,11 @@ _MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC
 _FOREIGN_TAGS = ("ros2_control", "gazebo", "robodyn_ros", "transmission")
 
 
-def _read(path_or_xml):
-    text = str(path_or_xml)
-    if text.lstrip().startswith("<"):
-        return "<robot_description>", text
+def _read(path_or_xml, xacro_args=None):
     try:
-        with open(path_or_xml) as f:
-            return os.fspath(path_or_xml), f.read()
-    except OSError as exc:
-        raise ModelError(f"{path_or_xml}: cannot read URDF: {exc.strerror}") from None
+        return read_description(path_or_xml, xacro_args)
+    except DescriptionError as exc:
+        raise ModelError(str(exc)) from None
 
 
 def _origin(element):
@@ -160,8 +156,9 @@ def _leaves(root, children):
     return leaves
 
 
-def model_from_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
-    source, xml = _read(path_or_xml)
+def model_from_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
+                    xacro_args=None):
+    source, xml = _read(path_or_xml, xacro_args)
     tree, robot = _parse(source, xml)
     root_link, tip_link, chain, children = _chain(robot, source, root_link, tip_link)
     on_chain = {joint.name for joint in chain}
