@@ -9,7 +9,6 @@ Gravity is ours, turned into Pinocchio's world frame when the root link is not t
 Pinocchio parses URDF's <dynamics damping friction> into ``model.damping`` and ``model.friction``
 but its rnea does not apply them, so our friction torques are compared with those values apart.
 """
-import importlib.metadata
 import warnings
 from pathlib import Path
 
@@ -18,23 +17,9 @@ import pinocchio as pin
 import pytest
 
 from robodyn_ros.dynamics import RobotModel
+from vendor_robots import robots_directory
 
 REL = 1e-12
-
-
-def robots_directory():
-    """example-robot-data's robots/: in the pip wheel (cmeel prefix), else in a ROS install."""
-    try:
-        wheel = importlib.metadata.distribution("example-robot-data")
-        return Path(wheel.locate_file("cmeel.prefix/share/example-robot-data/robots"))
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        return Path(get_package_share_directory("example-robot-data")) / "robots"
-    except Exception:   # no ament index, or the package is not in it
-        pytest.skip("example-robot-data is not installed (pip install -e .[test], or "
-                    "rosdep install for the ROS route)", allow_module_level=True)
 
 
 ROBOTS = robots_directory()

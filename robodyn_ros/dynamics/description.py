@@ -44,7 +44,7 @@ def read_description(description, xacro_args=None) -> tuple[str, str]:
     if isinstance(description, (bytes, bytearray, memoryview)):
         source = "<robot_description bytes>"
         _no_xacro_args(source, xacro_args)
-        return source, decode(bytes(description), source)
+        return source, _decode(bytes(description), source)
     if isinstance(description, str) and description.lstrip("\ufeff \t\r\n").startswith(_XML_START):
         source = "<robot_description>"
         _no_xacro_args(source, xacro_args)
@@ -55,16 +55,16 @@ def read_description(description, xacro_args=None) -> tuple[str, str]:
     path = Path(description).expanduser()
     source = os.fspath(description)
     if path.suffix == ".xacro":
-        return source, _undeclared(expand_xacro(path, xacro_args))
+        return source, _undeclared(_expand_xacro(path, source, xacro_args))
     _no_xacro_args(source, xacro_args)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise DescriptionError(f"{source}: cannot read URDF: {exc.strerror}") from None
-    return source, decode(data, source)
+    return source, _decode(data, source)
 
 
-def decode(data: bytes, source: str) -> str:
+def _decode(data: bytes, source: str) -> str:
     """The text of an XML document given as bytes, without its XML declaration."""
     for bom, encoding in _BOMS:
         if data.startswith(bom):
@@ -107,46 +107,43 @@ def _no_xacro_args(source, xacro_args):
                                "a .xacro file")
 
 
-def xacro_mappings(xacro_args) -> dict[str, str]:
-    """``name:=value`` strings (or a mapping) as the mappings xacro takes; ValueError for a
-    malformed one."""
+def _mappings(xacro_args, source) -> dict[str, str]:
+    """``name:=value`` strings (or a mapping) as the mappings xacro takes."""
     if xacro_args is None:
         return {}
     if isinstance(xacro_args, Mapping):
         return {str(k): str(v) for k, v in xacro_args.items()}
     if isinstance(xacro_args, str) or not isinstance(xacro_args, Sequence):
-        raise DescriptionError(f"xacro_args must be a list of 'name:=value' strings, got "
-                               f"{xacro_args!r}")
+        raise DescriptionError(f"{source}: xacro_args must be a list of 'name:=value' strings, "
+                               f"got {xacro_args!r}")
     mappings = {}
     for arg in xacro_args:
         name, sep, value = str(arg).partition(":=")
         if not sep or not name.strip():
-            raise DescriptionError(f"xacro_args: '{arg}' is not of the form name:=value")
+            raise DescriptionError(f"{source}: xacro_args: '{arg}' is not of the form name:=value")
         mappings[name.strip()] = value.strip()
     return mappings
 
 
-def expand_xacro(path: Path, xacro_args=None) -> str:
+def _expand_xacro(path: Path, source: str, xacro_args) -> str:
     """The URDF that xacro makes of the file ``path`` with the arguments ``xacro_args``."""
-    import xml.parsers.expat
-
     import xacro
     from xacro.substitution_args import ArgException
-    source = os.fspath(path)
-    mappings = xacro_mappings(xacro_args)
+    mappings = _mappings(xacro_args, source)
     if not path.is_file():
         raise DescriptionError(f"{source}: cannot read xacro file: no such file")
     complaints = io.StringIO()
     try:
         with redirect_stderr(complaints):   # xacro prints its warnings
             document = xacro.process_file(os.fspath(path.resolve()), mappings=mappings)
-    except ArgException as exc:
-        raise DescriptionError(f"{source}: xacro: $(arg {exc}) is not set: give it in xacro_args "
-                               f"as {exc}:=value, or give the <xacro:arg name='{exc}'> a "
-                               "default") from None
-    except (xacro.XacroException, xml.parsers.expat.ExpatError, OSError, NameError, KeyError,
-            TypeError, ValueError, SyntaxError) as exc:
-        # xacro wraps most of its errors; evaluation errors of ${...} arrive bare
+    except Exception as exc:
+        # whatever xacro raises is about the file: it wraps most of its errors, but ${...}
+        # evaluation errors and $(find) without an ament index arrive bare
+        missing = getattr(exc, "exc", None)
+        if isinstance(missing, ArgException):
+            raise DescriptionError(f"{source}: xacro: $(arg {missing}) is not set: give it in "
+                                   f"xacro_args as {missing}:=value, or give <xacro:arg "
+                                   f"name='{missing}'> a default") from None
         where = xacro.filestack[-1] if xacro.filestack else None
         inside = f" (in {where})" if where and os.fspath(where) != os.fspath(path.resolve()) else ""
         raise DescriptionError(f"{source}: xacro failed{inside}: {exc or type(exc).__name__}") \
