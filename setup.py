@@ -36,12 +36,14 @@ setup(
     ],
     package_data={PACKAGE: ["data/*", "params/*.yaml"]},
     python_requires=">=3.10",
-    install_requires=["numpy>=1.24", "pyyaml", "urdfdom-py", "numba>=0.58"],
+    # xacro: .xacro descriptions are expanded in-process (pure Python, the ROS package's own code)
+    install_requires=["numpy>=1.24", "pyyaml", "urdfdom-py", "numba>=0.58", "xacro"],
     extras_require={
         "ros": ROS_JAZZY,
         "plot": ["matplotlib"],
         "mujoco": ["mujoco>=4.0"],  # the simulator's MuJoCo engine (tested with 4.0)
-        "test": ["pytest", "pin", "matplotlib", "ruff", "mujoco>=4.0"],
+        # example-robot-data: vendor URDFs (UR, Panda, Talos, ANYmal) compared with Pinocchio
+        "test": ["pytest", "pin", "matplotlib", "ruff", "mujoco>=4.0", "example-robot-data>=6"],
     },
     zip_safe=True,
     maintainer="robodyn_ros maintainers",

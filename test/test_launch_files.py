@@ -1,8 +1,8 @@
 """Launch files and parameter YAML, checked without `launch` (not installable here): every
 robodyn_ros executable a launch file starts exists, every package file it names is in the
 repository, every parameter it or a YAML sets is declared by that node (its parameter schema),
-the YAML loads into the real node, and the joint names agree across URDF, ros2_control config and
-node config."""
+the YAML loads into the real node, the joint names agree across URDF, ros2_control config and
+node config, and package.xml declares every package they start (so that rosdep install brings it)."""
 import ast
 import importlib
 import xml.etree.ElementTree as ET
@@ -94,6 +94,61 @@ def test_launch_file_names_only_what_exists(path):
                 names = {k.value for k in item.keys}
                 assert names <= declared, (f"{path.name}: {executable} does not declare "
                                            f"{sorted(names - declared)}")
+
+
+def _exec_depends():
+    return {e.text.strip() for e in ET.parse(ROOT / "package.xml").getroot().findall("exec_depend")}
+
+
+def _referenced_packages(tree):
+    """Packages a launch file names: FindPackageShare("x"), get_package_share_directory("x"),
+    Node(package="x")."""
+    for name in ("FindPackageShare", "get_package_share_directory"):
+        for call in _calls(tree, name):
+            if call.args and isinstance(call.args[0], ast.Constant):
+                yield call.args[0].value
+    for call in _calls(tree, "Node"):
+        package = _keyword(call, "package")
+        if isinstance(package, ast.Constant):
+            yield package.value
+
+
+# the package of a ros2_control hardware plugin whose prefix is not its package's name
+_PLUGIN_PACKAGES = {"mock_components": "hardware_interface"}
+
+
+def _needed_packages(path):
+    """What a launch file starts or finds (and the executables it finds), the ros2_control
+    hardware plugin of every URDF it names, and the controllers of the YAML it names."""
+    tree = ast.parse(path.read_text())
+    needed = set(_referenced_packages(tree)) - {"robodyn_ros"}
+    for call in _calls(tree, "FindExecutable"):     # an executable of the package of its name
+        needed.add(_keyword(call, "name").value)
+    for relative in _package_paths(tree):
+        if relative.endswith(".urdf"):
+            for plugin in ET.parse(ROOT / relative).getroot().iterfind("ros2_control/hardware/plugin"):
+                prefix = plugin.text.strip().split("/")[0]
+                needed.add(_PLUGIN_PACKAGES.get(prefix, prefix))
+        if relative == "config/ros2_controllers.yaml":
+            manager = yaml.safe_load((ROOT / relative).read_text())["controller_manager"]
+            needed |= {c["type"].split("/")[0] for c in manager["ros__parameters"].values()
+                       if isinstance(c, dict) and "type" in c}
+    return needed
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_package_xml_declares_what_a_launch_file_needs(path):
+    """So that rosdep install brings it."""
+    missing = _needed_packages(path) - _exec_depends()
+    assert not missing, f"{path.name} needs {sorted(missing)}: add them to package.xml as exec_depend"
+
+
+def test_the_gazebo_launch_needs_are_seen():
+    """The check above sees the Gazebo route's packages, controllers and plugin (it can fail)."""
+    assert _needed_packages(ROOT / "launch" / "puma560_gazebo.launch.py") == {
+        "ros_gz_sim", "ros_gz_bridge", "robot_state_publisher", "controller_manager", "xacro",
+        "gz_ros2_control", "joint_state_broadcaster", "forward_command_controller"}
+    assert "hardware_interface" in _needed_packages(ROOT / "launch" / "controller.launch.py")
 
 
 def _yaml_files():

@@ -4,7 +4,8 @@ imported it."""
 import subprocess
 import sys
 
-CORE = ["robodyn_ros.dynamics", "robodyn_ros.dynamics.lagrange_euler", "robodyn_ros.dynamics.integrate",
+CORE = ["robodyn_ros.dynamics", "robodyn_ros.dynamics.description",
+        "robodyn_ros.dynamics.lagrange_euler", "robodyn_ros.dynamics.integrate",
         "robodyn_ros.dynamics.counting", "robodyn_ros.dynamics.urdf_export", "robodyn_ros.control",
         "robodyn_ros.control.trajectory", "robodyn_ros.stewart", "robodyn_ros.stewart.path_study",
         "robodyn_ros.stewart.force_loop", "robodyn_ros.reasons",

@@ -85,9 +85,12 @@ class RobotModel:
         return cls.from_chain(_dh.read_table(path))
 
     @classmethod
-    def from_urdf(cls, path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
+    def from_urdf(cls, path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
+                  xacro_args=None):
+        """From a URDF file (a .xacro one expanded with ``xacro_args``, ``name:=value``), URDF XML
+        or its bytes, in any declared encoding (robodyn_ros.dynamics.description)."""
         return cls.from_chain(_urdf.read_urdf(path_or_xml, root_link=root_link, tip_link=tip_link,
-                                              gravity=gravity))
+                                              gravity=gravity, xacro_args=xacro_args))
 
     # ------------------------------------------------------------------ variants
     def with_payload(self, mass, com=(0.0, 0.0, 0.0), inertia=None):

@@ -13,13 +13,13 @@ block that URDF parsers ignore:
     </robodyn_ros>
 """
 import io
-import os
 import warnings
 import xml.etree.ElementTree as ET
 from contextlib import redirect_stderr
 
 import numpy as np
 
+from .description import DescriptionError, read_description
 from .link import PRISMATIC, REVOLUTE, Chain, Link, ModelError, combine_bodies
 from .transforms import homogeneous, rotation_taking_z_to, rpy_to_matrix
 
@@ -28,15 +28,11 @@ _MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC
 _FOREIGN_TAGS = ("ros2_control", "gazebo", "robodyn_ros", "transmission")
 
 
-def _read(path_or_xml):
-    text = str(path_or_xml)
-    if text.lstrip().startswith("<"):
-        return "<robot_description>", text
+def _read(path_or_xml, xacro_args=None):
     try:
-        with open(path_or_xml) as f:
-            return os.fspath(path_or_xml), f.read()
-    except OSError as exc:
-        raise ModelError(f"{path_or_xml}: cannot read URDF: {exc.strerror}") from None
+        return read_description(path_or_xml, xacro_args)
+    except DescriptionError as exc:
+        raise ModelError(str(exc)) from None
 
 
 def _origin(element):
@@ -160,9 +156,11 @@ def _leaves(root, children):
     return leaves
 
 
-def read_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
-    """The canonical chain from ``root_link`` to ``tip_link`` of a URDF file or XML string."""
-    source, xml = _read(path_or_xml)
+def read_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
+              xacro_args=None):
+    """The canonical chain from ``root_link`` to ``tip_link`` of a URDF file (a .xacro one
+    expanded with ``xacro_args``), URDF XML or its bytes."""
+    source, xml = _read(path_or_xml, xacro_args)
     tree, robot = _parse(source, xml)
     root_link, tip_link, chain, children = _chain(robot, source, root_link, tip_link)
     on_chain = {joint.name for joint in chain}

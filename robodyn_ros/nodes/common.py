@@ -186,30 +186,34 @@ class Diagnostics:
         self._publisher.publish(msg)
 
 
-def read_robot_description(params: Parameters) -> str:
-    """The URDF XML from ``robot_description`` or else from the file ``urdf_file``."""
-    xml, path = params["robot_description"], params["urdf_file"]
+def robot_description_source(params: Parameters) -> tuple[str, list[str]]:
+    """What describes the robot, and its xacro arguments: the URDF XML of ``robot_description``,
+    or else the path ``urdf_file`` (any declared encoding; a .xacro file is expanded with
+    ``xacro_args``). Parameters that name no description are a ConfigurationError; the loader
+    (robodyn_ros.dynamics.description) judges the rest."""
+    xml, path, xacro_args = params["robot_description"], params["urdf_file"], params["xacro_args"]
     if xml.strip():
-        return xml
+        if not xml.lstrip("\ufeff \t\r\n").startswith("<"):
+            raise ConfigurationError("robot_description is not URDF XML (it does not start with "
+                                     "'<'); give a file's path as urdf_file")
+        return xml, xacro_args   # xacro_args here are refused by the loader
     if not path:
         raise ConfigurationError(
             "no robot model: set robot_description (URDF XML, as robot_state_publisher takes it) "
-            "or urdf_file (a path to a .urdf file)")
+            "or urdf_file (a path to a .urdf or .xacro file)")
     file = pathlib.Path(path).expanduser()
     if not file.is_file():
         raise ConfigurationError(f"urdf_file '{path}' does not exist or is not a file")
-    return file.read_text()
+    return str(file), xacro_args
 
 
 def load_model(params: Parameters):
     """The RobotModel of the chain the robot-description parameters name."""
     from robodyn_ros.dynamics import RobotModel
+    description, xacro_args = robot_description_source(params)
     try:
-        return RobotModel.from_urdf(read_robot_description(params),
-                                    root_link=params["root_link"] or None,
-                                    tip_link=params["tip_link"] or None)
-    except ConfigurationError:
-        raise
+        return RobotModel.from_urdf(description, root_link=params["root_link"] or None,
+                                    tip_link=params["tip_link"] or None, xacro_args=xacro_args)
     except (ValueError, KeyError, OSError) as exc:
         raise ConfigurationError(f"cannot build the robot model from the URDF: {exc}") from exc
 

@@ -36,10 +36,11 @@ from robodyn_ros.dynamics import warm_up
 from robodyn_ros.sim import StepError, make_engine
 
 from ..control.joints import JointOrder
+from ..dynamics.description import read_description
 from ..parameters import node_schema
 from ..reasons import bounded
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     Parameters, load_model, read_robot_description, spin, steady_clock)
+                     Parameters, load_model, robot_description_source, spin, steady_clock)
 
 
 def schema():
@@ -70,7 +71,7 @@ class ArmSimulator(Node):
         self._dt = 1.0 / p["rate"]
         try:
             self.engine = make_engine(
-                p["engine"], model, self._dt, read_robot_description(p),
+                p["engine"], model, self._dt, read_description(*robot_description_source(p))[1],
                 mass_scale=p["mass_scale"], root=p["root_link"] or None,
                 payload=(p["payload_mass"], p["payload_com"], p["tip_link"] or None)
                 if p["payload_mass"] > 0.0 else None)
