@@ -153,3 +153,15 @@ def test_non_finite_points_are_refused(field, value):
     bad[field][2, 3] = value
     with pytest.raises(TrajectoryError, match=f"{field} of point 2, joint 3"):
         JointTrajectory(JOINTS, TIMES, bad["positions"], bad["velocities"])
+
+
+def test_the_node_page_lists_the_node_parameters_as_the_schema_gives_them():
+    from pathlib import Path
+
+    from robodyn_ros.parameters import markdown_table, node_schema
+    page = (Path(__file__).resolve().parents[1] / "doc" / "effort_feedforward.md").read_text()
+    common = {"robot_description", "urdf_file", "root_link", "tip_link", "diagnostic_period"}
+    own = [s for s in node_schema("effort_feedforward") if s.name not in common]
+    assert own, "the node has parameters of its own"
+    for row in markdown_table(own).splitlines()[2:]:
+        assert row in page, f"doc/effort_feedforward.md lacks or differs in: {row}"

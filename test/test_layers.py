@@ -5,8 +5,8 @@ import sys
 
 CORE = ["robodyn_ros.dynamics", "robodyn_ros.dynamics.lagrange_euler", "robodyn_ros.dynamics.integrate",
         "robodyn_ros.dynamics.counting", "robodyn_ros.dynamics.urdf_export", "robodyn_ros.control",
-        "robodyn_ros.control.trajectory", "robodyn_ros.stewart", "robodyn_ros.stewart.path_study",
-        "robodyn_ros.complexity", "robodyn_ros.cli"]
+        "robodyn_ros.control.trajectory", "robodyn_ros.control.feedforward", "robodyn_ros.stewart",
+        "robodyn_ros.stewart.path_study", "robodyn_ros.complexity", "robodyn_ros.cli"]
 
 
 def test_core_modules_do_not_import_rclpy():
