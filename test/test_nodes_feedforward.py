@@ -46,7 +46,7 @@ def feedforward(rig):
 
 
 def test_topic_trajectory_leaves_with_efforts_on_the_controller_topic(rig, model):
-    feedforward(rig)
+    node = feedforward(rig)
     received = []
     rig.probe.create_subscription(JointTrajectory, f"{rig.ns}/joint_trajectory_controller/"
                                   "joint_trajectory", received.append, 10)
@@ -61,6 +61,7 @@ def test_topic_trajectory_leaves_with_efforts_on_the_controller_topic(rig, model
     rig.spin_until(lambda: received, what="the filled trajectory")
     rig.spin_for(0.2)
     assert len(received) == 1, "the refused trajectory was forwarded"
+    assert node.rejected.count == 1 and "'gripper'" in node.rejected.last_reason
     out = received[0]
     assert list(out.joint_names) == list(good.joint_names)
     for sent, filled in zip(good.points, out.points):
@@ -180,3 +181,18 @@ def test_without_control_msgs_it_offers_topics_only(rig, monkeypatch):
     rig.spin_for(0.3)
     assert get_action_server_names_and_types_by_node(rig.probe, node.get_name(), rig.ns) == []
     assert rig.probe.count_subscribers(f"{rig.ns}/effort_feedforward/joint_trajectory") == 1
+
+
+@pytest.mark.parametrize("spoil,reason", [
+    (lambda m: setattr(m.points[1].time_from_start, "nanosec", 1_000_000_000), "invalid time"),
+    (lambda m: setattr(m.header.stamp, "nanosec", 2_000_000_000), "invalid time"),
+    (lambda m: setattr(m.points[1], "velocities", []), "velocities"),  # given for some points
+    (lambda m: setattr(m.points[0], "positions", [0.1] * 5), "positions"),
+    (lambda m: setattr(m, "points", []), "no points"),
+])
+def test_message_conversion_refuses_what_jtc_could_not_follow(spoil, reason):
+    from robodyn_ros.nodes.messages import trajectory_from_message
+    msg = trajectory_message()
+    spoil(msg)
+    with pytest.raises(ValueError, match=reason):
+        trajectory_from_message(msg)

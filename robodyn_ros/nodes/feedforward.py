@@ -28,7 +28,6 @@ except ImportError:  # a machine without ros-jazzy-control-msgs: topics only
 from ..control.feedforward import EffortFeedforward
 from ..dynamics import warm_up
 from ..parameters import node_schema
-from ..reasons import bounded
 from .common import OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters, \
     load_model, spin
 from .messages import trajectory_from_message
@@ -86,7 +85,7 @@ class EffortFeedforwardNode(Node):
             trajectory, _ = trajectory_from_message(msg)
             efforts = self.core.efforts(trajectory)
         except ValueError as exc:  # TrajectoryError, or a stamp no clock gives
-            self.rejected(bounded(f"trajectory: {exc}"))
+            self.rejected(f"trajectory: {exc}")
             return False
         for point, effort in zip(msg.points, efforts):
             point.effort = array.array("d", effort.tobytes())
