@@ -82,15 +82,18 @@ def control_msgs():
 
 class FakeJTC:
     """The action side of joint_trajectory_controller, as a real rclpy action server: it records
-    each goal, sends one feedback, and succeeds — or, for a goal named 'wait', waits for cancel."""
+    each goal, sends one feedback, and succeeds — or, for a goal whose trajectory's frame_id is
+    'wait', waits for cancel; 'refuse' it rejects."""
 
     def __init__(self, rig, action):
-        from rclpy.action import ActionServer, CancelResponse
+        from rclpy.action import ActionServer, CancelResponse, GoalResponse
         from rclpy.task import Future
         self.action, self.goals, self.cancel = action, [], Future()
         self.server = ActionServer(
             rig.probe, action, f"{rig.ns}/joint_trajectory_controller/follow_joint_trajectory",
             execute_callback=self.execute,
+            goal_callback=lambda goal: GoalResponse.REJECT
+            if goal.trajectory.header.frame_id == "refuse" else GoalResponse.ACCEPT,
             cancel_callback=lambda handle: (self.cancel.set_result(True),
                                             CancelResponse.ACCEPT)[1])
 
@@ -153,6 +156,19 @@ def test_goal_with_an_unknown_joint_is_rejected_and_never_reaches_the_controller
         trajectory=trajectory_message(joints=JOINTS[:5] + ["gripper"])))
     assert not handle.accepted
     rig.spin_for(0.2)
+    assert jtc.goals == []
+
+
+def test_goal_the_controller_rejects_is_aborted_with_invalid_goal(rig, control_msgs):
+    action, jtc, client = relay(rig, control_msgs)
+    goal = action.Goal(trajectory=trajectory_message())
+    goal.trajectory.header.frame_id = "refuse"
+    handle = send(rig, client, goal)
+    assert handle.accepted  # by the relay, which then hears the controller's answer
+    response = result_of(rig, handle)
+    assert response.status == GoalStatus.STATUS_ABORTED
+    assert response.result.error_code == action.Result.INVALID_GOAL
+    assert "rejected" in response.result.error_string
     assert jtc.goals == []
 
 
