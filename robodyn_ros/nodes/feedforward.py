@@ -45,11 +45,8 @@ class EffortFeedforwardNode(Node):
         self.params = p = Parameters(self, schema())
         self.model = load_model(p)
         warm_up(notify=self.get_logger().info, forward=False)
-        try:
-            self.core = EffortFeedforward(self.model, p["friction"], p["position_limit_margin"],
-                                          p["max_trajectory_points"])
-        except ValueError as exc:
-            raise ConfigurationError(str(exc)) from exc
+        self.core = EffortFeedforward(self.model, p["friction"], p["position_limit_margin"],
+                                      p["max_trajectory_points"])
         controller = p["controller_name"].rstrip("/")
         if not controller:
             raise ConfigurationError("controller_name must name the joint_trajectory_controller")
@@ -67,9 +64,10 @@ class EffortFeedforwardNode(Node):
         else:
             self._controller = ActionClient(self, FollowJointTrajectory, target)
             self._downstream = {}  # our goal id -> the controller's goal handle
-            self._server = ActionServer(self, FollowJointTrajectory, "~/follow_joint_trajectory",
-                         execute_callback=self._execute, goal_callback=self._on_goal,
-                         cancel_callback=self._on_cancel)
+            self._server = ActionServer(
+                self, FollowJointTrajectory, "~/follow_joint_trajectory",
+                execute_callback=self._execute, goal_callback=self._on_goal,
+                cancel_callback=self._on_cancel)
         Diagnostics(self, self._report, p["diagnostic_period"])
         self.get_logger().info(
             f"Newton-Euler efforts ({'with' if self.core.friction else 'without'} friction) for "
