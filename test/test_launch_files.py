@@ -180,7 +180,8 @@ def test_parameter_yaml_matches_the_node(relative, executable):
                                   f"{sorted(names - declared)}"
 
 
-@pytest.mark.parametrize("executable", ["computed_torque_controller", "arm_simulator"])
+@pytest.mark.parametrize("executable", ["computed_torque_controller", "arm_simulator",
+                                        "effort_feedforward"])
 def test_parameter_yaml_loads_into_the_real_node(executable):
     """The values themselves pass the node's types, ranges and checks."""
     import warnings
@@ -189,7 +190,8 @@ def test_parameter_yaml_loads_into_the_real_node(executable):
     from rclpy.context import Context
     module = importlib.import_module(SCRIPTS[executable])
     node_class = {"computed_torque_controller": "ComputedTorqueController",
-                  "arm_simulator": "ArmSimulator"}[executable]
+                  "arm_simulator": "ArmSimulator",
+                  "effort_feedforward": "EffortFeedforwardNode"}[executable]
     context = Context()
     rclpy.init(context=context, args=[
         "--ros-args", "--params-file", str(ROOT / "config" / f"{executable}.yaml"),
@@ -231,3 +233,24 @@ def test_joint_names_agree_across_urdf_controllers_and_node_config(urdf):
     # the controller commands what ros2_control's forward-command controller listens on
     assert controller["command_topic"] == "/effort_controller/commands" == \
         simulator["command_topic"]
+
+
+def test_jtc_feedforward_config_is_what_effort_feedforward_feeds():
+    """The JTC of config/jtc_feedforward.yaml commands efforts (so it adds the point efforts to
+    its PID), on the URDF's joints, with a gain set per joint; effort_feedforward names it."""
+    moving, _ = _urdf_joints(ROOT / "urdf" / "puma560.urdf")
+    jtc_config = yaml.safe_load((ROOT / "config" / "jtc_feedforward.yaml").read_text())
+    node = yaml.safe_load((ROOT / "config" / "effort_feedforward.yaml").read_text())
+    name = node["effort_feedforward"]["ros__parameters"]["controller_name"]
+    jtc = jtc_config[name]["ros__parameters"]
+    assert jtc_config["controller_manager"]["ros__parameters"][name]["type"] == \
+        "joint_trajectory_controller/JointTrajectoryController" == jtc["type"]
+    assert jtc["command_interfaces"] == ["effort"]
+    assert jtc["state_interfaces"] == ["position", "velocity"]
+    assert jtc["joints"] == moving
+    assert set(jtc["gains"]) == set(moving)
+    assert all(g["ff_velocity_scale"] == 0.0 and g["p"] > 0 for g in jtc["gains"].values())
+    launch = ast.parse((ROOT / "launch" / "effort_feedforward.launch.py").read_text())
+    spawned = [_keyword(c, "arguments").elts[0].value for c in _calls(launch, "Node")
+               if _keyword(c, "executable").value == "spawner"]
+    assert spawned == [name]

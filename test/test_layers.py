@@ -7,10 +7,12 @@ import sys
 CORE = ["robodyn_ros.dynamics", "robodyn_ros.dynamics.description",
         "robodyn_ros.dynamics.lagrange_euler", "robodyn_ros.dynamics.integrate",
         "robodyn_ros.dynamics.counting", "robodyn_ros.dynamics.urdf_export", "robodyn_ros.control",
-        "robodyn_ros.control.trajectory", "robodyn_ros.stewart", "robodyn_ros.stewart.path_study",
-        "robodyn_ros.stewart.force_loop", "robodyn_ros.reasons",
-        "robodyn_ros.complexity", "robodyn_ros.cli", "robodyn_ros.sim.robodyn_engine",
-        "robodyn_ros.sim.mujoco_engine", "robodyn_ros.sim.check_urdf"]
+        "robodyn_ros.control.trajectory", "robodyn_ros.control.feedforward",
+        "robodyn_ros.control.loop", "robodyn_ros.control.goal", "robodyn_ros.parameters",
+        "robodyn_ros.stewart", "robodyn_ros.stewart.path_study", "robodyn_ros.stewart.force_loop",
+        "robodyn_ros.reasons", "robodyn_ros.complexity", "robodyn_ros.cli",
+        "robodyn_ros.sim.robodyn_engine", "robodyn_ros.sim.mujoco_engine",
+        "robodyn_ros.sim.check_urdf"]
 
 
 def test_core_modules_do_not_import_rclpy():

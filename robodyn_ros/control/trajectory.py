@@ -39,7 +39,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["JointTrajectory", "TrajectoryError", "TrajectorySampler"]
+__all__ = ["JointTrajectory", "TrajectoryError", "TrajectorySampler", "limit_violation",
+           "point_derivatives", "segment_coefficients"]
 
 _DEGREE = 5  # every segment is stored as a quintic; cubic and linear ones have zero high terms
 _VEL_WEIGHTS = np.arange(1.0, _DEGREE + 1)  # d/dτ τ^k = k τ^(k-1)
@@ -151,6 +152,35 @@ def segment_coefficients(duration, p0, p1, v0=None, v1=None, a0=None, a1=None) -
             2.0 * T**4)
         c[5] = (12.0 * dp - 6.0 * (v0 + v1) * T + (a1 - a0) * T**2) / (2.0 * T**5)
     return c
+
+
+def point_derivatives(trajectory: JointTrajectory) -> tuple[np.ndarray, np.ndarray]:
+    """Velocities and accelerations (points x joints) of JTC's spline at each point's time, as
+    JTC samples them there: the given values where the trajectory has them, else the derivatives
+    of the segment that starts at the point (the right limit: a linear spline's velocity jumps
+    and a cubic's acceleration jumps at interior points). The last point is held as JTC holds
+    it: its given velocity (or zero) and zero acceleration unless given."""
+    P, V, A = trajectory.positions, trajectory.velocities, trajectory.accelerations
+    velocities = np.zeros_like(P) if V is None else V.copy()
+    accelerations = np.zeros_like(P) if A is None else A.copy()
+    if P.shape[0] > 1 and A is None:
+        a, b = slice(None, -1), slice(1, None)
+        c = segment_coefficients(np.diff(trajectory.times), P[a], P[b],
+                                 *((None, None) if V is None else (V[a], V[b])))
+        velocities[a] = c[1]  # dp/dτ at τ = 0
+        accelerations[a] = 2.0 * c[2]
+    return velocities, accelerations
+
+
+def limit_violation(positions: np.ndarray, joint_names: Sequence[str], lower, upper,
+                    margin: float = 0.0) -> str:
+    """Why positions (points x joints) leave [lower - margin, upper + margin], or ''."""
+    low, high = positions < lower - margin, positions > upper + margin
+    if not (low.any() or high.any()):
+        return ""
+    point, joint = np.argwhere(low | high)[0]
+    return (f"point {point}: joint '{joint_names[joint]}' at {positions[point, joint]:.6g} is "
+            f"outside its limits [{lower[joint]:.6g}, {upper[joint]:.6g}]")
 
 
 class TrajectorySampler:

@@ -20,11 +20,11 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from ..control import JointTrajectory, TrajectoryError
 from ..control.joints import JointOrder
 from ..control.loop import Command, ControlLoop, LawFailure, Rejection
 from ..dynamics import warm_up
 from ..parameters import controller_schema, node_schema
+from .messages import trajectory_from_message
 from .common import ConfigurationError, Diagnostics, Parameters, load_model, spin, \
     stamp_seconds, steady_clock
 
@@ -122,18 +122,7 @@ class ComputedTorqueController(Node):
         if self.loop.admit_trajectory(len(msg.points)) is not None:
             return  # refused before converting a flood of points
         try:
-            points = msg.points
-            if not points:
-                raise TrajectoryError("trajectory has no points")
-            velocities = [p.velocities for p in points] if any(len(p.velocities) for p in points) \
-                else None
-            accelerations = [p.accelerations for p in points] \
-                if any(len(p.accelerations) for p in points) else None
-            trajectory = JointTrajectory(
-                msg.joint_names, [stamp_seconds(p.time_from_start, f"point {i} time_from_start")
-                                  for i, p in enumerate(points)],
-                [p.positions for p in points], velocities, accelerations)
-            start = stamp_seconds(msg.header.stamp, "header.stamp")
+            trajectory, start = trajectory_from_message(msg)
         except ValueError as exc:  # TrajectoryError, or a stamp no clock gives
             return self.loop.reject(f"trajectory: {exc}")
         self._log(self.loop.set_trajectory(trajectory, start))
