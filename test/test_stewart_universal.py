@@ -59,10 +59,15 @@ def body_rates(sp, curve, x, h):
 def energy_and_dissipation(sp, curve, x, h=1e-4):
     """Kinetic + potential energy of all bodies and the joints' viscous dissipation at curve(x): the
     universal joint dissipates C_u (theta1'^2 + theta2'^2) = C_u |w|^2 (k and y are orthonormal), the
-    spherical joint C_s |w - omega|^2, the prismatic joint C_p L'^2."""
+    spherical joint C_s |w - omega|^2, the prismatic joint C_p L'^2. For sp.leg_model "no_spin" the
+    legs turn without spinning (w normal to s): exact rigid bodies only for legs with centres of mass
+    on their axes and inertias symmetric about them."""
     t, R = curve(x)
     T, L, p_d, p_u, p_c = body_poses(sp, t, R)
     w, Ld, v_d, v_u, v_c, w_p = body_rates(sp, curve, x, h)
+    if sp.leg_model == "no_spin":
+        s = T[:, :, 0]
+        w = w - np.sum(w * s, axis=1)[:, None] * s
     kinetic = 0.5 * sp.M * v_c @ v_c + 0.5 * w_p @ (R @ sp.I_p @ R.T) @ w_p
     for i in range(6):
         I_leg = T[i] @ (sp.I_d0[i] + sp.I_u0[i]) @ T[i].T

@@ -133,6 +133,12 @@ class StewartPlatform:
         from .kinematics import forward_kinematics
         return forward_kinematics(self, leg_lengths, position_guess, rotation_guess, **options)
 
+    def forward_dynamics(self, position, rotation_matrix, linear_velocity, angular_velocity, forces,
+                         external_force=None, external_moment=None):
+        from .forward import forward_dynamics
+        return forward_dynamics(self, position, rotation_matrix, linear_velocity, angular_velocity,
+                                forces, external_force, external_moment)
+
 
 def _replace(sp: StewartPlatform, **changes) -> StewartPlatform:
     import dataclasses
