@@ -3,7 +3,6 @@ both leg models: forward after inverse dynamics is the identity, the platform-sp
 bodies' kinetic energy (from differenced body poses), and an integrated motion under given forces keeps
 the energy balance and converges at order 4."""
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pytest

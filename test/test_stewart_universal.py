@@ -266,7 +266,7 @@ def test_spin_is_invisible_to_frictionless_legs_without_axial_inertia():
 
 def test_path_i_differs_from_the_paper_by_about_two_percent():
     """The spin the universal joints impose moves the forces on the paper's test manipulator by ~2 %
-    of the largest leg force (shared/papers: 'about 2 %'), at rest too; the static forces F0 (massless
+    of the largest leg force (about 2 %, as issue 14 states), at rest too; the static forces F0 (massless
     legs) are the same in both models."""
     from robodyn_ros.stewart.path_study import PAPER_PATHS
     paper, exact = load(leg_model="no_spin"), load()

@@ -106,7 +106,8 @@ def integrate(sp, position, rotation_matrix, linear_velocity, angular_velocity, 
         k2 = f(tuple(a + dt / 2 * k for a, k in zip(x, k1)), F)
         k3 = f(tuple(a + dt / 2 * k for a, k in zip(x, k2)), F)
         k4 = f(tuple(a + dt * k for a, k in zip(x, k3)), F)
-        t, R, v, w = (a + dt / 6 * (b + 2 * c + 2 * d + e) for a, b, c, d, e in zip(x, k1, k2, k3, k4))
+        t, R, v, w = (a + dt / 6 * (b + 2 * c + 2 * d + e)
+                      for a, b, c, d, e in zip(x, k1, k2, k3, k4))
         U, _, Vt = np.linalg.svd(R)
         x = (t, U @ Vt, v, w)                           # U Vt: the nearest rotation
         states.append(x)

@@ -1,30 +1,31 @@
 """Compiled kernels of the exact universal-joint leg (leg_model "universal"), built from the paper's
-per-leg equations in kernel.py with two changes (doc/stewart_models.md derives them):
+per-leg equations in kernel.py with two changes (doc/stewart_models.md explains them):
 
-* The leg spins. A universal joint turns the lower part about the fixed axis k (rate theta1') and about
-  y = k x s / |k x s| (fixed in the leg), so the leg's angular velocity is w = theta1' k + theta2' y. Its
-  part normal to s is the paper's W; its component along s, the spin, is
-  sigma = s.w = c theta1' with c = s.k and theta1' = k.w = k.W / |k x s|^2 (|k x s|^2 = 1 - c^2).
+* The leg spins. A universal joint turns the lower part about the fixed axis k (rate theta1') and
+  about y = k x s / |k x s| (fixed in the leg), so the leg's angular velocity is
+  w = theta1' k + theta2' y. Its part normal to s is the paper's W; its component along s, the spin,
+  is sigma = s.w = c theta1' with c = s.k and theta1' = k.w = k.W / |k x s|^2 (= 1 - c^2).
   Then w = W + sigma s and dw/dt = A + sigma' s + sigma (W x s).
-* The joint's constraint moment lies along n = k x y (it transmits no moment about k or y), not along
-  s: the leg's moment balance about the joint, L s x F_s + mu n = C, gives mu = s.C / s.n from its
-  component along s and the transverse spherical-joint force K = (C - mu n) x s / L from the rest.
+* The joint's constraint moment lies along n = k x y (it transmits no moment about k or y), not
+  along s: the leg's moment balance about the joint, L s x F_s + mu n = C, gives mu = s.C / s.n from
+  its component along s and the transverse spherical-joint force K = (C - mu n) x s / L from the rest.
 
-Joint friction acts on the joint rates: the universal joint's C_u (theta1' k + theta2' y) = C_u w and the
-spherical joint's C_s (w - omega_platform), which are the paper's C_u W and C_s (W - omega) when the
-leg does not spin. Where sigma and sigma' vanish (k normal to s and to s'), the model is the paper's.
+Joint friction acts on the joint rates: the universal joint's C_u (theta1' k + theta2' y) = C_u w and
+the spherical joint's C_s (w - omega_platform), which are the paper's C_u W and C_s (W - omega) when
+the leg does not spin. Where sigma and sigma' vanish (k normal to s and to s') the model is the
+paper's.
 """
 import numpy as np
 
-from .kernel import (DEGENERATE_JOINT, M_K, O_F, O_X, _jit, add, cross, dot,
+from .kernel import (DEGENERATE_JOINT, M_K, O_F, O_X, _inline, _jit, add, cross, dot,
                      leg_frame, leg_kinematics, leg_loads, leg_reactions, platform_solve, scale,
                      store_leg, store_reactions, sub, v3)
 
 
-@_jit
+@_inline
 def spin(k, s, nks, W, A):
-    """Angular velocity w and acceleration dw of a leg held by a universal joint of fixed axis k, from
-    the paper's W and A (their parts normal to s)."""
+    """Angular velocity w and acceleration dw of a leg held by a universal joint of fixed axis k,
+    from the paper's W and A (their parts normal to s)."""
     c = dot(s, k)
     c_dot = dot(cross(W, s), k)                  # s' = W x s
     inv = 1.0 / (nks * nks)                      # 1 / |k x s|^2
@@ -37,7 +38,7 @@ def spin(k, s, nks, W, A):
     return w, dw
 
 
-@_jit
+@_inline
 def leg_dynamics_universal(model, i, pose):
     """leg_dynamics (kernel.py) for the universal-joint leg, with w, dw in place of W, A, and the
     constraint moment mu along n."""
