@@ -122,6 +122,15 @@ def test_stewart_path_cli_writes_csv_and_summary(tmp_path, capsys):
         F, F0, Fd = (float(first[f"{q}{i}"]) for q in ("F", "F0", "Fd"))
         assert Fd == pytest.approx(F - F0, abs=1e-6)
         assert float(first[f"frac{i}"]) == pytest.approx(Fd / F, rel=1e-6)
-    assert "Path I:" in capsys.readouterr().out
+    for row in rows:   # both leg models and their difference; F is the file's (no_spin) model's
+        for i in range(1, 7):
+            F, F_ns, F_u, dF = (float(row[f"{q}{i}"]) for q in ("F", "F_no_spin", "F_universal",
+                                                                  "dF"))
+            assert F_ns == F and dF == pytest.approx(F_u - F_ns, abs=1e-6)
+    worst = max(max(abs(float(r[f"dF{i}"])) / max(abs(float(r[f"F{j}"])) for j in range(1, 7))
+                    for i in range(1, 7)) for r in rows)
+    assert 0.01 < worst < 0.04    # the ~2 % of doc/stewart_models.md
+    printed = capsys.readouterr().out
+    assert "Path I:" in printed and "universal joints vs no_spin legs" in printed
     with pytest.raises(SystemExit):
         path_study.main(["--path", "IV"])

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba.core.errors import TypingError
 
-from . import kernel
+from . import kernel, universal
 from .poses import pack_poses
 
 
@@ -17,9 +17,10 @@ class ConstraintForces:
     spherical (F_s): force of the platform on the leg at the spherical joint (the leg pushes the
     platform with -F_s); prismatic (F_p): force of the lower part on the upper part, of which
     prismatic_constraint (F_c) is the part normal to the leg; universal (F_u): force of the base on
-    the lower part; universal_moment (M_u): constraint moment about the leg axis at the universal
-    joint; prismatic_moment (M_p): moment of the lower part on the upper part about the point
-    prismatic_point * s on the leg axis.
+    the lower part; universal_moment (M_u): constraint moment of the base on the lower part at the
+    universal joint, along universal_moment_axis (leg model no_spin: the leg axis s, as in the paper;
+    universal: k x y, normal to both joint axes); prismatic_moment (M_p): moment of the lower part on
+    the upper part about the point prismatic_point * s on the leg axis.
     """
 
     spherical: np.ndarray
@@ -28,6 +29,7 @@ class ConstraintForces:
     universal: np.ndarray
     universal_moment: np.ndarray
     prismatic_moment: np.ndarray
+    universal_moment_axis: np.ndarray
 
 
 class InverseDynamicsResult:
@@ -87,13 +89,20 @@ _ZERO3 = np.zeros(3)   # only read (a read-only array would be another compiled 
 def inverse_dynamics(sp, position, rotation_matrix, linear_velocity, angular_velocity,
                      linear_acceleration, angular_acceleration, external_force=None,
                      external_moment=None, *, constraint_forces=False, printed_eq16=False):
-    """Actuator forces for one pose ((3,), (3,3), ...) or a batch ((N,3), (N,3,3), ...).
+    """Actuator forces for one pose ((3,), (3,3), ...) or a batch ((N,3), (N,3,3), ...), with the legs
+    of sp.leg_model ("no_spin": the paper's; "universal": exact universal joints, universal.py).
 
     Velocities and accelerations are those of the platform reference point, base frame; the external
     force and moment act at the reference point and are given in the platform frame.
-    printed_eq16=True reproduces the paper's eq. (16) as printed (double-counted upper-leg inertia).
+    printed_eq16=True reproduces the paper's eq. (16) as printed (double-counted upper-leg inertia);
+    it exists for the paper's model only.
     """
-    if (not constraint_forces and type(position) is np.ndarray and position.ndim == 1
+    universal_legs = sp.leg_model == "universal"
+    if universal_legs and printed_eq16:
+        raise ValueError("printed_eq16 reproduces a misprint of the paper's no_spin leg model; "
+                         "this platform has leg_model 'universal'")
+    if (not constraint_forces and not universal_legs and type(position) is np.ndarray
+            and position.ndim == 1
             and type(rotation_matrix) is np.ndarray and type(linear_velocity) in _ARRAY_OR_NONE
             and type(angular_velocity) in _ARRAY_OR_NONE
             and type(linear_acceleration) in _ARRAY_OR_NONE
@@ -121,16 +130,21 @@ def inverse_dynamics(sp, position, rotation_matrix, linear_velocity, angular_vel
     n = len(poses)
     out = np.empty((kernel.OUT_ROWS, n, 6))
     cond = np.empty(n)
-    kernel.inverse_dynamics_batch(sp.packed, poses, bool(printed_eq16), out, cond)
+    if universal_legs:
+        universal.inverse_dynamics_batch(sp.packed, poses, out, cond)
+    else:
+        kernel.inverse_dynamics_batch(sp.packed, poses, bool(printed_eq16), out, cond)
     constraint = None
     if constraint_forces:
-        vec = np.empty((5, n, 6, 3))
+        vec = np.empty((6, n, 6, 3))
         mu = np.empty((n, 6))
-        kernel.constraint_forces_batch(sp.packed, poses, bool(printed_eq16), out, vec, mu)
-        constraint = ConstraintForces(vec[0], vec[1], vec[2], vec[3], mu, vec[4])
-        if single:
-            constraint = ConstraintForces(vec[0, 0], vec[1, 0], vec[2, 0], vec[3, 0], mu[0],
-                                          vec[4, 0])
+        if universal_legs:
+            universal.constraint_forces_batch(sp.packed, poses, out, vec, mu)
+        else:
+            kernel.constraint_forces_batch(sp.packed, poses, bool(printed_eq16), out, vec, mu)
+        pick = 0 if single else slice(None)
+        constraint = ConstraintForces(vec[0, pick], vec[1, pick], vec[2, pick], vec[3, pick],
+                                      mu[pick], vec[4, pick], vec[5, pick])
     if single:
         return InverseDynamicsResult(out[:, 0], float(cond[0]), constraint)
     return InverseDynamicsResult(out, cond, constraint)

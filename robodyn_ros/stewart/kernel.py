@@ -12,6 +12,7 @@ dtype. Singular cases are flagged, not raised: the toolkit compiles with IEEE se
 """
 import numpy as np
 
+from ..kernels import inline as _inline
 from ..kernels import kernel as _jit
 
 # Beyond this ratio of extreme singular values H is singular in double precision: the solution would
@@ -120,34 +121,50 @@ def euler_terms(model, o, s, y, z, A, W):
     return from_frame(s, y, z, add(matvec(model, o, A_l), cross(W_l, matvec(model, o, W_l))))
 
 
+@_inline
+def leg_frame(model, i, s):
+    """The leg frame of eq. (10): y = k x s / |k x s|, z = s x y, and |k x s|."""
+    ks = cross(v3(model, M_K + 3 * i), s)
+    nks = np.sqrt(dot(ks, ks))
+    y = scale(1.0 / nks, ks)                                    # (10)
+    return y, cross(s, y), nks
+
+
+@_inline
+def leg_loads(model, i, pose, L, s, Ld, Ldd, y, z, w, dw):
+    """Eqs. (11)-(20) and (24) for leg i turning at angular velocity w with angular acceleration dw:
+    the paper's W and A, or the spinning leg's of the universal-joint model (universal.py). Returns the
+    centres of mass r_d, r_u, their accelerations, the moment C (about the universal joint) the
+    constraints must supply, D, and the spherical-joint friction moment f."""
+    g = v3(model, M_G)
+    m_d = model[M_MD + i]
+    m_u = model[M_MU + i]
+    r_d = from_frame(s, y, z, v3(model, M_RD + 3 * i))          # (11)
+    r_u = add(from_frame(s, y, z, v3(model, M_RU + 3 * i)), scale(L, s))  # (12)
+    a_d = add(cross(dw, r_d), cross(w, cross(w, r_d)))          # (13)
+    a_u = add(add(scale(Ldd, s), cross(dw, r_u)),               # (14)
+              add(cross(w, cross(w, r_u)), scale(2.0 * Ld, cross(w, s))))
+    # Both parts at once with I_d0 + I_u0 (eqs. 15, 16 with I_u about its own centre of mass: the
+    # m_u r_u x a_u term of eq. 19 already carries the transfer).
+    euler = euler_terms(model, M_IL + 9 * i, s, y, z, dw, w)
+    f = scale(model[M_CS], sub(w, v3(pose, P_W)))               # spherical-joint friction moment
+    C = add(add(cross(scale(m_d, r_d), sub(a_d, g)), cross(scale(m_u, r_u), sub(a_u, g))),
+            add(euler, add(scale(model[M_CU], w), f)))          # (20)
+    D = m_u * dot(s, sub(a_u, g)) + model[M_CP] * Ld            # (24) with L' (dot restored)
+    return r_d, r_u, a_d, a_u, C, D, f
+
+
 @_jit
 def leg_dynamics(model, i, pose, printed_eq16):
     """Section 2 for leg i: everything the platform equations and eqs. (25)-(29) need."""
     q, L, s, Ld, W, Ldd, A = leg_kinematics(model, i, pose)
-    g = v3(model, M_G)
-    m_d = model[M_MD + i]
-    m_u = model[M_MU + i]
-    ks = cross(v3(model, M_K + 3 * i), s)
-    nks = np.sqrt(dot(ks, ks))
-    y = scale(1.0 / nks, ks)                                    # (10)
-    z = cross(s, y)
-    r_d = from_frame(s, y, z, v3(model, M_RD + 3 * i))          # (11)
-    r_u = add(from_frame(s, y, z, v3(model, M_RU + 3 * i)), scale(L, s))  # (12)
-    a_d = add(cross(A, r_d), cross(W, cross(W, r_d)))           # (13)
-    a_u = add(add(scale(Ldd, s), cross(A, r_u)),                # (14)
-              add(cross(W, cross(W, r_u)), scale(2.0 * Ld, cross(W, s))))
-    # Both parts at once with I_d0 + I_u0 (eqs. 15, 16 with I_u about its own centre of mass: the
-    # m_u r_u x a_u term of eq. 19 already carries the transfer).
-    euler = euler_terms(model, M_IL + 9 * i, s, y, z, A, W)
+    y, z, nks = leg_frame(model, i, s)
+    r_d, r_u, a_d, a_u, C, D, f = leg_loads(model, i, pose, L, s, Ld, Ldd, y, z, W, A)
     if printed_eq16:
         # The printed eq. (16) adds m_u L^2 diag(0,1,1) in the leg frame: m_u L^2 A, since s.A = 0 and
         # W x (m_u L^2 W) = 0.
-        euler = add(euler, scale(m_u * L * L, A))
-    f = scale(model[M_CS], sub(W, v3(pose, P_W)))               # spherical-joint friction moment
-    C = add(add(cross(scale(m_d, r_d), sub(a_d, g)), cross(scale(m_u, r_u), sub(a_u, g))),
-            add(euler, add(scale(model[M_CU], W), f)))          # (20)
+        C = add(C, scale(model[M_MU + i] * L * L, A))
     K = scale(1.0 / L, cross(C, s))                             # (21)
-    D = m_u * dot(s, sub(a_u, g)) + model[M_CP] * Ld            # (24) with L' (dot restored)
     return q, L, s, Ld, Ldd, W, A, y, z, nks, r_d, r_u, a_d, a_u, C, K, D, f
 
 
@@ -261,6 +278,19 @@ def solve(Hw, nrhs):
             Hw[r, c] = acc / Hw[r, r]
 
 
+@_inline
+def store_leg(Hw, out, n, i, q, s, L, Ld, Ldd, D):
+    """Column i of H (eq. 36) and the leg's rows L, L', L'', D of out[:, n]."""
+    qs = cross(q, s)
+    for r in range(3):
+        Hw[r, i] = s[r]
+        Hw[r + 3, i] = qs[r]
+    out[O_L, n, i] = L
+    out[O_LD, n, i] = Ld
+    out[O_LDD, n, i] = Ldd
+    out[O_D, n, i] = D
+
+
 @_jit
 def inverse_dynamics_pose(model, pose, printed_eq16, Hw, U, norms, work, out, n):
     """One pose: writes the rows L, L', L'', D, x, F (eq. 37), F0 (eq. 41) of out[:, n]; returns the
@@ -274,16 +304,17 @@ def inverse_dynamics_pose(model, pose, printed_eq16, Hw, U, norms, work, out, n)
             model, i, pose, printed_eq16)
         if not nks > DEGENERATE_JOINT:
             degenerate = True
-        qs = cross(q, s)
-        for r in range(3):                                      # columns of H (eq. 36)
-            Hw[r, i] = s[r]
-            Hw[r + 3, i] = qs[r]
+        store_leg(Hw, out, n, i, q, s, L, Ld, Ldd, D)
         sumK = add(sumK, K)
         sumqK = add(sumqK, sub(cross(q, K), f))
-        out[O_L, n, i] = L
-        out[O_LD, n, i] = Ld
-        out[O_LDD, n, i] = Ldd
-        out[O_D, n, i] = D
+    return platform_solve(model, pose, sumK, sumqK, degenerate, Hw, U, norms, work, out, n)
+
+
+@_inline
+def platform_solve(model, pose, sumK, sumqK, degenerate, Hw, U, norms, work, out, n):
+    """The platform (eqs. 30-37, 41) once the legs have filled H (store_leg) and given the sums of
+    their transverse spherical-joint forces K and moments q x K - f: rows x, F, F0 of out[:, n] and
+    the condition number of H."""
     # Platform (eqs. 30-34), inertia terms evaluated in the platform frame (eq. 32).
     w = v3(pose, P_W)
     al = v3(pose, P_AL)
@@ -319,31 +350,47 @@ def inverse_dynamics_pose(model, pose, printed_eq16, Hw, U, norms, work, out, n)
 
 
 @_jit
-def constraint_forces_pose(model, pose, printed_eq16, out, n, vec, mu):
-    """Eqs. (21), (26), (28), (27), (29) and (17) for each leg once x is known (out[:, n]): rows F_s,
-    F_p, F_c, F_u, M_p of vec[:, n] and M_u of mu[n]. M_p is the moment at the prismatic joint about
-    the point r = prismatic_point * s on the leg axis (the paper leaves r open)."""
+def leg_reactions(model, i, x, F, s, Ld, y, z, w, dw, r_d, a_d, a_u, K, moment_u):
+    """Eqs. (21), (26), (28), (27) and (17) for leg i once x and F are known, given the universal
+    joint's constraint moment (vector): F_s, F_p, F_c, F_u and M_p, the moment at the prismatic joint
+    about the point r = prismatic_point * s on the leg axis (the paper leaves r open)."""
     g = v3(model, M_G)
+    m_d = model[M_MD + i]
+    m_u = model[M_MU + i]
+    fs = add(scale(x, s), K)                                            # (21)
+    fp = add(sub(scale(m_u, sub(a_u, g)), fs), scale(model[M_CP] * Ld, s))  # (26)
+    fc = sub(fp, scale(F, s))                                           # (28)
+    fu = sub(add(scale(m_d, sub(a_d, g)), scale(m_u, sub(a_u, g))), fs)  # (27)
+    euler_d = euler_terms(model, M_ID + 9 * i, s, y, z, dw, w)
+    mp = sub(add(cross(scale(m_d, r_d), sub(g, a_d)), moment_u),      # (17) solved for M_p
+             add(add(euler_d, cross(scale(model[M_DP], s), fp)), scale(model[M_CU], w)))
+    return fs, fp, fc, fu, mp
+
+
+@_jit
+def store_reactions(vec, mu, n, i, fs, fp, fc, fu, mp, m_u, axis):
+    """Rows F_s, F_p, F_c, F_u, M_p and the constraint moment's axis of vec[:, n, i], M_u of mu[n, i]."""
+    mu[n, i] = m_u
+    for r in range(3):
+        vec[0, n, i, r] = fs[r]
+        vec[1, n, i, r] = fp[r]
+        vec[2, n, i, r] = fc[r]
+        vec[3, n, i, r] = fu[r]
+        vec[4, n, i, r] = mp[r]
+        vec[5, n, i, r] = axis[r]
+
+
+@_jit
+def constraint_forces_pose(model, pose, printed_eq16, out, n, vec, mu):
+    """The reactions of each leg (leg_reactions) once x is known (out[:, n]); the paper's constraint
+    moment at the universal joint is M_u s with M_u = s.C (eq. 29)."""
     for i in range(6):
         (q, L, s, Ld, Ldd, W, A, y, z, nks, r_d, r_u, a_d, a_u, C, K, D, f) = leg_dynamics(
             model, i, pose, printed_eq16)
-        m_d = model[M_MD + i]
-        m_u = model[M_MU + i]
-        fs = add(scale(out[O_X, n, i], s), K)                               # (21)
-        fp = add(sub(scale(m_u, sub(a_u, g)), fs), scale(model[M_CP] * Ld, s))  # (26)
-        fc = sub(fp, scale(out[O_F, n, i], s))                              # (28)
-        fu = sub(add(scale(m_d, sub(a_d, g)), scale(m_u, sub(a_u, g))), fs)  # (27)
         m_ui = dot(s, C)                                                    # (29)
-        euler_d = euler_terms(model, M_ID + 9 * i, s, y, z, A, W)
-        mp = sub(add(cross(scale(m_d, r_d), sub(g, a_d)), scale(m_ui, s)),  # (17) solved for M_p
-                 add(add(euler_d, cross(scale(model[M_DP], s), fp)), scale(model[M_CU], W)))
-        mu[n, i] = m_ui
-        for r in range(3):
-            vec[0, n, i, r] = fs[r]
-            vec[1, n, i, r] = fp[r]
-            vec[2, n, i, r] = fc[r]
-            vec[3, n, i, r] = fu[r]
-            vec[4, n, i, r] = mp[r]
+        fs, fp, fc, fu, mp = leg_reactions(model, i, out[O_X, n, i], out[O_F, n, i], s, Ld, y, z,
+                                           W, A, r_d, a_d, a_u, K, scale(m_ui, s))
+        store_reactions(vec, mu, n, i, fs, fp, fc, fu, mp, m_ui, s)
 
 
 @_jit

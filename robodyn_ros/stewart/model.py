@@ -21,7 +21,10 @@ _UNIT_TOLERANCE = 1e-3
 # sin of the smallest accepted angle between k_i and its leg at the home pose.
 _MIN_SIN_K_LEG = 1e-3
 _TOP_KEYS = {"name", "gravity", "base_points", "fixed_axes", "platform_points", "leg", "legs",
-             "platform", "friction", "limits", "home", "prismatic_point"}
+             "platform", "friction", "limits", "home", "prismatic_point", "leg_model"}
+# How the legs turn (doc/stewart_models.md): the paper's legs that do not spin about their axis, or
+# exact universal joints, whose legs do.
+LEG_MODELS = ("no_spin", "universal")
 
 
 class PlatformFileError(ValueError):
@@ -42,7 +45,11 @@ class Body:
 @dataclass(frozen=True, eq=False)
 class StewartPlatform:
     """Base points b_i, fixed universal-joint axes k_i (unit), platform points p_i (platform frame),
-    per-leg lower (D) and upper (U) parts, platform plus payload, viscous coefficients, gravity."""
+    per-leg lower (D) and upper (U) parts, platform plus payload, viscous coefficients, gravity, and the
+    leg model: "no_spin" (the paper: legs turn at W = s x S'/L, never about their own axis, the
+    universal joint's constraint moment lies along s) or "universal" (exact universal joints: the first
+    axis k_i fixed in the base, the second y = k_i x s fixed in the leg, so the leg spins at
+    (s.k)(k.W)/|k x s|^2 and the constraint moment lies along k_i x y)."""
 
     b: np.ndarray          # (6, 3)
     k: np.ndarray          # (6, 3), unit
@@ -64,10 +71,13 @@ class StewartPlatform:
     force_limit: float | None = None
     prismatic_point: float = 0.0   # where F_p acts on the leg axis (only M_p depends on it)
     name: str = "stewart"
+    leg_model: str = "no_spin"
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
-    def from_yaml(cls, path) -> "StewartPlatform":
+    def from_yaml(cls, path, leg_model=None) -> "StewartPlatform":
+        """The platform described in the YAML file at path; leg_model ("no_spin" or "universal")
+        overrides the file's (whose default is "no_spin")."""
         path = Path(path)
         try:
             text = path.read_text()
@@ -77,11 +87,11 @@ class StewartPlatform:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise PlatformFileError(f"{path}: not valid YAML: {exc}") from exc
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(data, source=str(path), leg_model=leg_model)
 
     @classmethod
-    def from_dict(cls, data, source: str = "<dict>") -> "StewartPlatform":
-        return _Loader(source).build(cls, data)
+    def from_dict(cls, data, source: str = "<dict>", leg_model=None) -> "StewartPlatform":
+        return _Loader(source).build(cls, data, leg_model)
 
     # --- the constants as the kernels take them (layout in kernel.py) -------------------------
     def __post_init__(self):
@@ -92,6 +102,8 @@ class StewartPlatform:
         assert packed.size == kernel.MODEL_SIZE
         packed.flags.writeable = False
         object.__setattr__(self, "packed", packed)
+        if self.leg_model not in LEG_MODELS:
+            raise ValueError(f"leg_model must be one of {LEG_MODELS}, got {self.leg_model!r}")
 
     def with_legs(self, order) -> "StewartPlatform":
         """The same manipulator with its legs relabelled: new leg j is old leg order[j]."""
@@ -120,6 +132,12 @@ class StewartPlatform:
     def forward_kinematics(self, leg_lengths, position_guess, rotation_guess, **options):
         from .kinematics import forward_kinematics
         return forward_kinematics(self, leg_lengths, position_guess, rotation_guess, **options)
+
+    def forward_dynamics(self, position, rotation_matrix, linear_velocity, angular_velocity, forces,
+                         external_force=None, external_moment=None):
+        from .forward import forward_dynamics
+        return forward_dynamics(self, position, rotation_matrix, linear_velocity, angular_velocity,
+                                forces, external_force, external_moment)
 
 
 def _replace(sp: StewartPlatform, **changes) -> StewartPlatform:
@@ -203,16 +221,25 @@ class _Loader:
         return [self.body(self.section(e, part, f"legs[{i}]"), f"legs[{i}].{part}")
                 for i, e in enumerate(entries)]
 
-    def build(self, cls, data):
+    def build(self, cls, data, leg_model=None):
         if not isinstance(data, dict):
             self.fail("top level", "expected a mapping")
         unknown = set(data) - _TOP_KEYS
         if unknown:
             self.fail("top level", f"unknown keys {sorted(unknown)}")
+        if leg_model is None:
+            leg_model = data.get("leg_model", "no_spin")
+            if leg_model not in LEG_MODELS:
+                self.fail("leg_model", f"expected one of {list(LEG_MODELS)}, got {leg_model!r}")
+        elif leg_model not in LEG_MODELS:
+            raise ValueError(f"leg_model must be one of {LEG_MODELS}, got {leg_model!r}")
         b = self.array(self.section(data, "base_points", "top level"), (NLEGS, 3), "base_points")
-        k = self.array(self.section(data, "fixed_axes", "top level"), (NLEGS, 3), "fixed_axes")
         p = self.array(self.section(data, "platform_points", "top level"), (NLEGS, 3),
                        "platform_points")
+        if "fixed_axes" in data:
+            k = self.array(data["fixed_axes"], (NLEGS, 3), "fixed_axes")
+        else:
+            k = self.default_axes(data, b, p)
         norms = np.linalg.norm(k, axis=1)
         for i, n in enumerate(norms):
             if n < 1e-9:
@@ -238,10 +265,29 @@ class _Loader:
                  M=plat.mass, R0=plat.com, I_p=plat.inertia, gravity=gravity,
                  leg_length_limits=length_limits, force_limit=force_limit,
                  prismatic_point=self.number(data.get("prismatic_point", 0.0), "prismatic_point"),
-                 name=str(data.get("name", Path(self.source).stem)), **coef)
+                 name=str(data.get("name", Path(self.source).stem)), leg_model=leg_model, **coef)
         if "home" in data:
             self.check_home(sp, data["home"])
         return sp
+
+    def default_axes(self, data, b, p):
+        """Without fixed_axes each k_i is horizontal and normal to its leg at the home pose,
+        k_i = e_z x s_i / |e_z x s_i|: the leg does not spin there and spins little near it."""
+        if "home" not in data:
+            self.fail("fixed_axes", "missing; give fixed_axes, or a home pose to derive them from")
+        home = data["home"]
+        if not isinstance(home, dict):
+            self.fail("home", "expected a mapping with position and rpy")
+        t = self.array(self.section(home, "position", "home"), (3,), "home.position")
+        rpy = self.array(home.get("rpy", [0.0, 0.0, 0.0]), (3,), "home.rpy")
+        S = p @ rotations.rpy_matrix(rpy).T + t - b
+        k = np.cross([0.0, 0.0, 1.0], S)
+        norms = np.linalg.norm(k, axis=1)
+        for i, n in enumerate(norms):
+            if n < _MIN_SIN_K_LEG * np.linalg.norm(S[i]):
+                self.fail("fixed_axes", f"missing, and leg {i} is vertical at the home pose (no "
+                                        "horizontal axis normal to it is preferred): give fixed_axes")
+        return k / norms[:, None]
 
     def limits(self, data):
         if data is None:

@@ -1,6 +1,8 @@
 """``robodyn-ros stewart-path``: the study of section 5 of Dasgupta & Mruthyunjaya 1998 on its test
-manipulator. Writes a CSV (t, F, F0, Fd per leg, dynamic fractions, condition number) and plots like
-Figures 4-10 (leg forces T/S/D, dynamic fractions, condition number)."""
+manipulator. Writes a CSV (t, F, F0, Fd per leg, dynamic fractions, condition number, and the forces
+of both leg models with their difference) and plots like Figures 4-10 (leg forces T/S/D, dynamic
+fractions, condition number). The summary compares the paper's no_spin legs with exact universal
+joints (doc/stewart_models.md)."""
 from __future__ import annotations
 
 import argparse
@@ -8,9 +10,11 @@ import csv
 import sys
 import warnings
 
+import dataclasses
+
 import numpy as np
 
-from .model import StewartPlatform
+from .model import LEG_MODELS, StewartPlatform
 from .trajectory import LinearParabolicPath
 from .warmup import warm_up
 
@@ -33,12 +37,22 @@ def run(sp: StewartPlatform, name: str):
     return sample.time, sp.inverse_dynamics(*sample.pose_args())
 
 
-def write_csv(stream, times, r):
-    cols = ["t"] + [f"{q}{i}" for q in ("F", "F0", "Fd", "frac") for i in range(1, 7)] + ["cond"]
+def both_leg_models(sp: StewartPlatform, name: str):
+    """Forces along path `name` with the paper's no_spin legs and with universal joints: (F, F_u)."""
+    forces = [run(dataclasses.replace(sp, leg_model=m), name)[1].forces
+              for m in ("no_spin", "universal")]
+    return tuple(forces)
+
+
+def write_csv(stream, times, r, no_spin, universal):
+    """F, F0, Fd, frac are those of the platform's own leg model."""
+    cols = (["t"] + [f"{q}{i}" for q in ("F", "F0", "Fd", "frac") for i in range(1, 7)] + ["cond"]
+            + [f"{q}{i}" for q in ("F_no_spin", "F_universal", "dF") for i in range(1, 7)])
     out = csv.writer(stream)
     out.writerow(cols)
     table = np.column_stack([times, r.forces, r.static_forces, r.dynamic_forces,
-                             r.dynamic_fraction, r.condition_number])
+                             r.dynamic_fraction, r.condition_number, no_spin, universal,
+                             universal - no_spin])
     for row in table:
         out.writerow([f"{x:.10g}" for x in row])
 
@@ -93,6 +107,17 @@ def summary(name, times, r):
             f"(peak at t = {times[peak]:.3g} s, max |F| there {np.nanmax(np.abs(r.forces[peak])):.4g} N)")
 
 
+def compare_leg_models(name, times, no_spin, universal):
+    """Largest difference of the universal-joint forces from the no_spin ones, absolute and relative
+    to the largest leg force at that time."""
+    gap = np.abs(universal - no_spin).max(axis=1)
+    rel = gap / np.abs(no_spin).max(axis=1)
+    worst = int(np.nanargmax(rel))
+    return (f"Path {name}, universal joints vs no_spin legs: max |F_universal - F_no_spin| "
+            f"{np.nanmax(gap):.4g} N; relative to the largest leg force {np.nanmedian(rel):.2%} "
+            f"median, {rel[worst]:.2%} max (at t = {times[worst]:.3g} s)")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="robodyn-ros stewart-path",
@@ -102,6 +127,8 @@ def main(argv=None) -> int:
     parser.add_argument("--path", required=True, choices=sorted(PAPER_PATHS))
     parser.add_argument("--platform", help="platform YAML (default: the packaged "
                                            f"{DEFAULT_PLATFORM})")
+    parser.add_argument("--leg-model", choices=LEG_MODELS,
+                        help="leg model of the F, F0, Fd columns (default: the file's leg_model)")
     parser.add_argument("--csv", help="write the table here ('-' for stdout)")
     parser.add_argument("--plot", help="write the figure here (PNG, PDF, ...; needs matplotlib)")
     args = parser.parse_args(argv)
@@ -110,17 +137,20 @@ def main(argv=None) -> int:
         args.platform = find_share_file(DEFAULT_PLATFORM)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sp = StewartPlatform.from_yaml(args.platform)
+        sp = StewartPlatform.from_yaml(args.platform, leg_model=args.leg_model)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     warm_up(sp, notify=lambda message: print(message, file=sys.stderr))
     times, r = run(sp, args.path)
+    no_spin, universal = both_leg_models(sp, args.path)
     if args.csv == "-":
-        write_csv(sys.stdout, times, r)
+        write_csv(sys.stdout, times, r, no_spin, universal)
     elif args.csv:
         with open(args.csv, "w", newline="") as f:
-            write_csv(f, times, r)
+            write_csv(f, times, r, no_spin, universal)
     if args.plot:
         plot(args.plot, args.path, times, r)
-    print(summary(args.path, times, r), file=sys.stderr if args.csv == "-" else sys.stdout)
+    report = sys.stderr if args.csv == "-" else sys.stdout
+    print(summary(args.path, times, r) + f" [leg model {sp.leg_model}]", file=report)
+    print(compare_leg_models(args.path, times, no_spin, universal), file=report)
     return 0
