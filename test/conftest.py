@@ -11,6 +11,7 @@ os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 
 import itertools  # noqa: E402
 import time  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -25,6 +26,8 @@ from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 from robodyn_ros.dynamics import RobotModel  # noqa: E402
 from robodyn_ros.nodes.controller import ComputedTorqueController  # noqa: E402
+from robodyn_ros.nodes.controller_state import TOPIC as STATE_TOPIC  # noqa: E402
+from robodyn_ros.nodes.messages import JointTrajectoryControllerState  # noqa: E402
 from robodyn_ros.nodes.simulator import ArmSimulator  # noqa: E402
 from robodyn_ros.resources import find_share_file  # noqa: E402
 
@@ -33,6 +36,13 @@ JOINTS = [f"joint_{i}" for i in range(1, 7)]
 Q0 = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
 WAIT = 15.0  # s: generous deadline for anything to arrive on a loaded 2-core machine
 namespaces = (f"/t{i}" for i in itertools.count())
+
+
+def state_points(msg):
+    """[reference, feedback, error, output] of a controller state message."""
+    if JointTrajectoryControllerState is None:
+        return list(msg.points)
+    return [msg.reference, msg.feedback, msg.error, msg.output]
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +73,14 @@ class Rig:
         self.states = []
         self.probe.create_subscription(Float64MultiArray, f"{self.ns}/commands",
                                        self._on_command, 100)
-        self.probe.create_subscription(JointTrajectory, f"{self.ns}/computed_torque_controller/state",
-                                       self.states.append, 100)
+        # the controller state (control_msgs, or the JointTrajectory stand-in without it) as
+        # header + points [reference, feedback, error, output]
+        topic = f"{self.ns}/computed_torque_controller/{STATE_TOPIC.removeprefix('~/')}"
+        self.probe.create_subscription(
+            JointTrajectory if JointTrajectoryControllerState is None
+            else JointTrajectoryControllerState, topic,
+            lambda m: self.states.append(SimpleNamespace(header=m.header, points=state_points(m))),
+            100)
         self.joint_states = self.probe.create_publisher(JointState, "joint_states", 10)
 
     def _on_command(self, msg):

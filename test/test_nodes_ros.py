@@ -15,6 +15,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters, SetParametersAtomically
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_msgs.msg import String
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -328,9 +330,26 @@ def test_efforts_saturate_at_the_limits_and_are_counted(rig, model):
     assert ctl.loop.saturations.count >= 1
 
 
-def test_missing_robot_description_is_a_clear_error():
-    with pytest.raises(ConfigurationError, match="robot_description.*urdf_file"):
-        ComputedTorqueController(namespace=next(namespaces))
+def test_without_a_description_it_waits_for_robot_description_then_configures(rig, model):
+    # as robot_state_publisher publishes it: latched, and here with an encoding declaration
+    reports = []
+    rig.probe.create_subscription(DiagnosticArray, "/diagnostics", reports.append, 10)
+    ctl = rig.add(ComputedTorqueController(namespace=rig.ns, parameter_overrides=[
+        Parameter("command_topic", value=f"{rig.ns}/commands"),
+        Parameter("diagnostic_period", value=0.1)]))
+    rig.spin_until(lambda: any("waiting for /robot_description" in s.message for r in reports
+                               for s in r.status if rig.ns in s.name), what="a WARN while waiting")
+    assert ctl.loop is None and not ctl.active
+    qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    description = rig.probe.create_publisher(String, "robot_description", qos)
+    xml = Path(URDF).read_text()
+    body = xml.split("?>", 1)[1] if xml.startswith("<?xml") else xml
+    description.publish(String(data='<?xml version="1.0" encoding="utf-8"?>\n' + body))
+    rig.spin_until(lambda: ctl.active, what="configure and activate on the description")
+    assert ctl.model.joint_names == model.joint_names
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    rig.publish_state(Q0)
+    np.testing.assert_allclose(rig.next_command(), model.gravity_torques(Q0), atol=1e-9)
 
 
 # ---------------------------------------------------------------------------- simulator

@@ -32,7 +32,7 @@ from ..reasons import CountedEvent, bounded
 from .joints import JointOrder
 from .law import ControlLaw, load_law
 from .laws import GravityCompensation
-from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler
+from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler, limit_violation
 
 OK, WARN, ERROR = 0, 1, 2  # the levels of diagnostic_msgs/DiagnosticStatus
 ON_TIMEOUT = ("hold_gravity", "zero")
@@ -125,8 +125,7 @@ class ControlLoop:
         self.max_trajectory_points = int(max_trajectory_points)
         # a reference beyond the URDF's position limits by more than the margin is refused
         # (continuous joints have none)
-        self._lowest = model.lower - position_limit_margin
-        self._highest = model.upper + position_limit_margin
+        self._margin = position_limit_margin
         self._clock, self._steady, self._law_class = clock, steady, law_class
         n = model.dof
         self.config: dict[str, Any] = {}
@@ -142,7 +141,10 @@ class ControlLoop:
         self.stamp = 0.0  # its header stamp in seconds; 0 for an unstamped state
         self.received: float | None = None  # steady time of the last valid state
         self.reference: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # last cycle's
+        self.time = 0.0  # the last cycle's time on the reference clock
         self._sampler: TrajectorySampler | None = None
+        #: (start, end) of the trajectory being followed on the reference clock; None when holding
+        self.trajectory_span: tuple[float, float] | None = None
         self._setpoint = None  # (q, qd, qdd) from set_reference, used as is
         self._names: list[str] | None = None  # the last state's names and their match
         self._match: np.ndarray | Rejection = Rejection("no joint state yet")
@@ -268,22 +270,40 @@ class ControlLoop:
                                f"{self.max_trajectory_points}")
         return None
 
+    def check_trajectory(self, trajectory: JointTrajectory, start: float | None = None) -> str:
+        """Why ``trajectory`` cannot be followed (its joints, size, the position limits, an end
+        in the past), or '' — without counting it or changing anything (a goal's validation)."""
+        if self._sampler is None:
+            return "trajectory received before the first valid joint state"
+        if trajectory.times.size > self.max_trajectory_points:
+            return (f"trajectory: {trajectory.times.size} points, more than "
+                    f"max_trajectory_points {self.max_trajectory_points}")
+        try:
+            outside = self._outside_limits(trajectory.reordered(self.model.joint_names).positions)
+        except TrajectoryError as exc:
+            return f"trajectory: {exc}"
+        if outside:
+            return f"trajectory: {outside}"
+        end, now = (start or self._clock()) + float(trajectory.times[-1]), self._clock()
+        if end < now:
+            return f"trajectory: it ends in the past ({end:.6f} s, now {now:.6f} s)"
+        return ""
+
     def set_trajectory(self, trajectory: JointTrajectory,
                        start: float | None = None) -> Accepted | Rejection:
         """Follow ``trajectory`` from ``start`` (its header stamp; None: now), JTC's rules.
         The reference may hold at most max_trajectory_points segments (queued ones included)."""
-        if self._sampler is None:
-            return self.reject("trajectory received before the first valid joint state")
-        if (refused := self.admit_trajectory(trajectory.times.size)) is not None:
-            return refused
+        reason = self.check_trajectory(trajectory, start)
+        if reason:
+            return self.reject(reason)
+        now = self._clock()
         try:
-            chain = trajectory.reordered(self.model.joint_names)
-            outside = self._outside_limits(chain.positions)
-            if outside:
-                raise TrajectoryError(outside)
-            self._sampler.set_trajectory(chain, self._clock(), start or None)
+            self._sampler.set_trajectory(trajectory.reordered(self.model.joint_names), now,
+                                         start or None)
         except TrajectoryError as exc:
             return self.reject(f"trajectory: {exc}")
+        begin = start or now
+        self.trajectory_span = (begin, begin + float(trajectory.times[-1]))
         self._setpoint = None
         return Accepted(f"trajectory of {trajectory.times.size} point(s) accepted, reference "
                         f"ends at t = {self._sampler.end_time:.3f} s")
@@ -310,17 +330,13 @@ class ControlLoop:
             return self.reject(f"reference: {outside}")
         self._setpoint = tuple(parts)
         self._sampler.hold(parts[0], self._clock())  # a later trajectory splices from here
+        self.trajectory_span = None
         return Accepted()
 
     def _outside_limits(self, positions: np.ndarray) -> str:
         """Why positions (points x joints, chain order) leave the position limits, or ''."""
-        low, high = positions < self._lowest, positions > self._highest
-        if not (low.any() or high.any()):
-            return ""
-        point, joint = np.argwhere(low | high)[0]
-        name = self.model.joint_names[joint]
-        return (f"point {point}: joint '{name}' at {positions[point, joint]:.6g} is outside its "
-                f"limits [{self.model.lower[joint]:.6g}, {self.model.upper[joint]:.6g}]")
+        return limit_violation(positions, self.model.joint_names, self.model.lower,
+                               self.model.upper, self._margin)
 
     def enable(self, on: bool) -> str:
         """Track the reference (on) or compensate gravity only (off); the answer to give."""
@@ -342,6 +358,7 @@ class ControlLoop:
 
     def _hold_measured(self) -> None:
         self._setpoint = None
+        self.trajectory_span = None
         self._sampler.hold(self.q, self._clock())
         self._law.reset()
         self._last_t = None
@@ -363,7 +380,7 @@ class ControlLoop:
         start = time.perf_counter()
         # the reference at the instant the state was measured (when stamped), so delivery delay
         # does not shift it against the measurement
-        t = self.stamp or self._clock()
+        t = self.time = self.stamp or self._clock()
         dt = 0.0 if self._last_t is None else max(t - self._last_t, 0.0)
         self._last_t = t
         reference = self._setpoint or self._sampler.sample(t)
@@ -420,11 +437,34 @@ class ControlLoop:
         return Stale(self.order.from_chain(self._timeout_effort), first)
 
     def _set_timeout_effort(self) -> None:
-        if self.config["on_timeout"] == "hold_gravity":
-            tau = self.model.gravity_torques(self.q)
-            self._timeout_effort = np.clip(tau, -self._limit, self._limit)
-        else:
-            self._timeout_effort = np.zeros(self.model.dof)
+        self._timeout_effort = self._safe_effort(self.config["on_timeout"])
+
+    def _safe_effort(self, kind: str) -> np.ndarray:
+        """A safe command (chain order): hold_gravity = g(q) at the last valid state within the
+        effort limits, zero = no effort."""
+        if kind == "hold_gravity":
+            return np.clip(self.model.gravity_torques(self.q), -self._limit, self._limit)
+        return np.zeros(self.model.dof)
+
+    def safe_command(self, kind: str) -> Command:
+        """The ``kind`` safe command in `joints` order (what a deactivated controller leaves)."""
+        if kind not in ON_TIMEOUT:
+            raise ValueError(f"a safe command is one of {list(ON_TIMEOUT)}, got {kind!r}")
+        return Command(self.order.from_chain(self._safe_effort(kind)))
+
+    def activate(self) -> None:
+        """Start commanding from the measured position: hold it, with a fresh integral (the
+        first valid state starts the hold when none arrived yet)."""
+        if self.received is not None:
+            self._hold_measured()
+
+    def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The reference at time ``t`` in `joints` order, if a trajectory being followed covers
+        ``t`` (JTC's query_state), else None."""
+        span = self.trajectory_span
+        if span is None or not span[0] <= t <= span[1]:
+            return None
+        return tuple(self.order.from_chain(v) for v in self._sampler.sample(t))
 
     # ------------------------------------------------------------------ statistics
     def report(self) -> tuple[int, str, dict[str, Any]]:

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import array
 import pathlib
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterUninitializedException
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -186,6 +183,11 @@ class Diagnostics:
         self._publisher.publish(msg)
 
 
+def describes_robot(params: Parameters) -> bool:
+    """Whether the parameters name a description (else a node waits for /robot_description)."""
+    return bool(params["robot_description"].strip() or params["urdf_file"])
+
+
 def robot_description_source(params: Parameters) -> tuple[str, list[str]]:
     """What describes the robot, and its xacro arguments: the URDF XML of ``robot_description``,
     or else the path ``urdf_file`` (any declared encoding; a .xacro file is expanded with
@@ -207,52 +209,16 @@ def robot_description_source(params: Parameters) -> tuple[str, list[str]]:
     return str(file), xacro_args
 
 
-def load_model(params: Parameters):
-    """The RobotModel of the chain the robot-description parameters name."""
+def load_model(params: Parameters, published: str | None = None):
+    """The RobotModel of the chain the robot-description parameters name, or of the URDF
+    ``published`` on /robot_description when neither parameter is set."""
     from robodyn_ros.dynamics import RobotModel
-    description, xacro_args = robot_description_source(params)
+    if published is not None and not (params["robot_description"].strip() or params["urdf_file"]):
+        description, xacro_args = published, []
+    else:
+        description, xacro_args = robot_description_source(params)
     try:
         return RobotModel.from_urdf(description, root_link=params["root_link"] or None,
                                     tip_link=params["tip_link"] or None, xacro_args=xacro_args)
     except (ValueError, KeyError, OSError) as exc:
         raise ConfigurationError(f"cannot build the robot model from the URDF: {exc}") from exc
-
-
-def spin(make_node: Callable[[], Node], args: Sequence[str] | None = None) -> int:
-    """Run one node until Ctrl-C or shutdown with the EventsExecutor (measured ~2x lower latency
-    and ~3x less CPU at 1 kHz than the default executor here); a ConfigurationError ends the
-    process with its message instead of a traceback. Returns the exit code."""
-    try:
-        return _spin(make_node, args)
-    except KeyboardInterrupt:
-        # rclpy's signal handler shuts the context down at once, so the loop may already have
-        # ended when Python raises KeyboardInterrupt: during the clean-up. Ctrl-C is a clean exit.
-        return 0
-
-
-def _spin(make_node, args):
-    from rclpy.experimental import EventsExecutor
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = make_node()
-        executor = EventsExecutor()
-        executor.add_node(node)
-        # EventsExecutor.spin() (no timeout) never fires timers in this rclpy (7.1.x): measured
-        # 0 callbacks of a 1 kHz timer, against ~940/s with spin_once(timeout)
-        while rclpy.ok():
-            executor.spin_once(timeout_sec=1.0)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ConfigurationError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except Exception:
-        if rclpy.ok():
-            raise
-        # Ctrl-C during start-up shut the context down under the constructor: a clean exit
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0

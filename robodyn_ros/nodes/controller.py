@@ -1,9 +1,12 @@
 """computed_torque_controller: joint efforts from a control-law plugin (004 eq. 4.1 by default).
 
-Inputs: ``/joint_states`` (matched by name), ``~/joint_trajectory`` (sampled in time, JTC rules),
-``~/reference`` (one point in ``joints`` order, used as is until replaced). Output: the command on
-``command_topic`` (Float64MultiArray in ``joints`` order, saturated), ``~/state`` and
-``/diagnostics``. Parameters, topics and the ``~/state`` layout: doc/computed_torque_controller.md.
+A managed node, mapped as ros2_control maps a controller: configure loads the model (from the
+parameters, or from /robot_description when neither is set), compiles and validates; activate
+holds the measured position; deactivate publishes the ``on_deactivate`` command once and stops.
+Inputs: ``/joint_states`` (matched by name), ``~/joint_trajectory`` (JTC rules), ``~/reference``
+(one point in ``joints`` order) and, with control_msgs, ``~/follow_joint_trajectory``. Output: the
+command on ``command_topic`` (Float64MultiArray in ``joints`` order, saturated), the controller
+state and ``/diagnostics``. Parameters and topics: doc/computed_torque_controller.md.
 
 This node is an adapter: what it does with a state, a reference or a failing law is
 :class:`robodyn_ros.control.loop.ControlLoop`'s; here messages become arrays and results messages.
@@ -13,24 +16,36 @@ from __future__ import annotations
 import array
 
 import numpy as np
-from rclpy.node import Node
+import rclpy.logging
+from rclpy.publisher import Publisher
+from rclpy.service import Service
+from rclpy.subscription import Subscription
+from rclpy.timer import Timer
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from trajectory_msgs.msg import JointTrajectoryPoint
 
+from ..control.goal import Tolerances
 from ..control.joints import JointOrder
-from ..control.loop import Command, ControlLoop, LawFailure, Rejection
+from ..control.loop import WARN, Command, ControlLoop, LawFailure, Rejection
 from ..dynamics import warm_up
 from ..parameters import controller_schema, node_schema
-from .messages import trajectory_from_message
-from .common import ConfigurationError, Diagnostics, Parameters, load_model, spin, \
-    stamp_seconds, steady_clock
+from .common import (ConfigurationError, Diagnostics, describes_robot, load_model, stamp_seconds,
+                     steady_clock)
+from .controller_state import ControllerStatePublisher
+from .lifecycle import SUCCESS, ManagedNode, spin
+from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message
+from .trajectory_action import DEACTIVATED, TrajectoryAction
 
 NAME = "computed_torque_controller"
 #: The loop's own settings; every other configuration value is a control law's parameter.
 LOOP_KEYS = ("control_law", "effort_limits", "on_timeout")
+#: robot_state_publisher's /robot_description: latched (transient local), reliable.
+DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def schema(logger=None):
@@ -38,65 +53,122 @@ def schema(logger=None):
     return controller_schema(logger.warning if logger is not None else lambda text: None)
 
 
-class ComputedTorqueController(Node):
+class ComputedTorqueController(ManagedNode):
     def __init__(self, name: str = NAME, **kwargs):
-        super().__init__(name, **kwargs)
-        specs = schema(self.get_logger())
-        self.params = p = Parameters(self, specs)
+        specs = schema(rclpy.logging.get_logger(name))
+        super().__init__(name, specs, **kwargs)
         own = {s.name for s in node_schema(NAME)}
         self._config_keys = [s.name for s in specs if s.name in LOOP_KEYS or s.name not in own]
-        self.model = load_model(p)
-        # compile before the first cycle needs it (a cache load after the first run on a machine)
-        warm_up(notify=self.get_logger().info, forward=False)
-        try:
-            order = JointOrder(self.model.joint_names, p["joints"])
-            self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
-                                    p["state_timeout"], clock=self._now,
-                                    log=self.get_logger().warning,
-                                    max_trajectory_points=p["max_trajectory_points"],
-                                    position_limit_margin=p["position_limit_margin"])
-        except ValueError as exc:
-            raise ConfigurationError(str(exc)) from exc
-        self.joints = list(order.names)
-        n = self.model.dof
-        self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
-        self._state_time = None  # the last valid state's header stamp, echoed exactly by ~/state
+        self.loop = self._action = None
+        self._entities = []  # what configure created, destroyed by teardown
+        self._published = None  # the URDF from /robot_description
+        Diagnostics(self, self._report, self.params["diagnostic_period"])
+        self.params.on_set(self._validate, self._apply)
+        if describes_robot(self.params):
+            self.start()
+        else:
+            self.create_subscription(String, "robot_description", self._on_description,
+                                     DESCRIPTION_QOS)
+            self.get_logger().warning("no robot_description or urdf_file: waiting for "
+                                      "/robot_description")
 
-        # preallocated output: numpy views write straight into the message buffers
-        self._command = Float64MultiArray()
-        self._command_buffer = array.array("d", bytes(8 * n))
-        self._command_view = np.frombuffer(self._command_buffer)
-        self._state_listened = True  # refreshed with every diagnostics report
-        self._state_msg = JointTrajectoryMsg(joint_names=self.joints, points=[
-            JointTrajectoryPoint() for _ in range(4)])  # reference, feedback, error, output
-
-        self._command_pub = self.create_publisher(Float64MultiArray, p["command_topic"], 10)
-        self._state_pub = self.create_publisher(JointTrajectoryMsg, "~/state", 10)
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, 10)
-        self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, 10)
-        self.create_subscription(JointTrajectoryPoint, "~/reference", self._on_reference, 10)
-        self.create_service(SetBool, "~/enable", self._on_enable)
-        self.create_service(Trigger, "~/hold", self._on_hold)
-        if self._rate > 0.0:
-            self.create_timer(1.0 / self._rate, self._on_timer)
-        # staleness is judged in wall time so that it is noticed even when /clock stops; the
-        # watchdog's period bounds how late the safe command may start
-        self.create_timer(max(p["state_timeout"] / 10.0, 1e-3), self._watchdog,
-                          clock=steady_clock())
-        Diagnostics(self, self._report, p["diagnostic_period"])
-        p.on_set(self._validate, self._apply)
-        cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
-        self.get_logger().info(f"{type(self.loop.law).__name__} on joints {self.joints}, "
-                               f"commands on {p['command_topic']} ({cadence})")
+    def _on_description(self, msg: String):
+        self._published = msg.data
+        if self.params["autostart"] and self.loop is None:
+            if self.trigger_configure() == SUCCESS:
+                self.trigger_activate()
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
+    # ------------------------------------------------------------------ lifecycle
+    def configure(self):
+        p = self.params
+        self.model = load_model(p, self._published)
+        # compile before the first cycle needs it (a cache load after the first run on a machine)
+        warm_up(notify=self.get_logger().info, forward=False)
+        order = JointOrder(self.model.joint_names, p["joints"])
+        self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
+                                p["state_timeout"], clock=self._now,
+                                log=self.get_logger().warning,
+                                max_trajectory_points=p["max_trajectory_points"],
+                                position_limit_margin=p["position_limit_margin"])
+        self.joints = list(order.names)
+        self._state_time = None  # the last valid state's header stamp, echoed by the state
+        self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
+        # preallocated output: a numpy view writes straight into the message buffer
+        self._command = Float64MultiArray()
+        self._buffer = array.array("d", bytes(8 * self.model.dof))
+        self._view = np.frombuffer(self._buffer)
+        self._command_pub = self._made(self.create_publisher(Float64MultiArray,
+                                                             p["command_topic"], 10))
+        self._state = self._made(ControllerStatePublisher(self, self.joints))
+        self._made(self.create_subscription(JointState, "joint_states", self._on_joint_state, 10))
+        self._made(self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory",
+                                            self._on_trajectory, 10))
+        self._made(self.create_subscription(JointTrajectoryPoint, "~/reference",
+                                            self._on_reference, 10))
+        self._made(self.create_service(SetBool, "~/enable", self._on_enable))
+        self._made(self.create_service(Trigger, "~/hold", self._on_hold))
+        if self._rate > 0.0:
+            self._made(self.create_timer(1.0 / self._rate, self._on_timer))
+        # staleness is judged in wall time, noticed even when /clock stops; the watchdog's
+        # period bounds how late the safe command may start
+        self._made(self.create_timer(max(p["state_timeout"] / 10.0, 1e-3), self._watchdog,
+                                     clock=steady_clock()))
+        if FollowJointTrajectory is None:
+            self.get_logger().warning(NO_CONTROL_MSGS)
+        else:
+            self._action = self._made(TrajectoryAction(
+                self, self.loop, self._tolerances(order.dof), 1.0 / p["action_monitor_rate"]))
+        cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
+        self.get_logger().info(f"{type(self.loop.law).__name__} on joints {self.joints}, "
+                               f"commands on {p['command_topic']} ({cadence})")
+
+    def _tolerances(self, dof) -> Tolerances:
+        p, per_joint = self.params, []
+        for name in ("constraints.trajectory", "constraints.goal"):
+            values = np.asarray(p[name] or [0.0], dtype=float)
+            if values.size not in (1, dof) or np.any(values < 0) or not np.all(np.isfinite(values)):
+                raise ConfigurationError(f"{name} must be one value or {dof} (joints order), each "
+                                         f">= 0, got {p[name]}")
+            per_joint.append(np.broadcast_to(values, (dof,)).copy())
+        return Tolerances(per_joint[0], np.zeros(dof), per_joint[1],
+                          np.full(dof, p["constraints.stopped_velocity_tolerance"]),
+                          p["constraints.goal_time"])
+
+    def _made(self, entity):
+        self._entities.append(entity)
+        return entity
+
+    def activate(self):
+        self.loop.activate()
+        self.get_logger().info("active: commanding from the measured position")
+
+    def deactivate(self):
+        if self._action is not None:
+            self._action.preempt(DEACTIVATED)
+        self._publish_effort(self.loop.safe_command(self.params["on_deactivate"]).effort)
+        self.get_logger().info(f"inactive: published {self.params['on_deactivate']} once")
+
+    def teardown(self):
+        destroy = {Publisher: self.destroy_publisher, Subscription: self.destroy_subscription,
+                   Service: self.destroy_service, Timer: self.destroy_timer}
+        for entity in reversed(self._entities):
+            kind = next((k for k in destroy if isinstance(entity, k)), None)
+            destroy[kind](entity) if kind else entity.destroy()
+        self._entities.clear()
+        self.loop = self._action = None
+
     # ------------------------------------------------------------------ parameters
     def _validate(self, changes):
+        if self.loop is None:  # unconfigured: configure validates everything
+            return None
         return self.loop.prepare({k: v for k, v in changes.items() if k in self._config_keys})
 
     def _apply(self, change):
+        if change is None or self.loop is None:
+            return
         law = self.loop.law
         self.loop.apply(change)
         if self.loop.law is not law:
@@ -115,7 +187,7 @@ class ComputedTorqueController(Node):
         self._state_time = msg.header.stamp
         if result.note:
             self.get_logger().info(result.note)
-        if self._rate == 0.0:
+        if self._rate == 0.0 and self.active:
             self._publish(self.loop.cycle())
 
     def _on_trajectory(self, msg: JointTrajectoryMsg):
@@ -125,14 +197,14 @@ class ComputedTorqueController(Node):
             trajectory, start = trajectory_from_message(msg)
         except ValueError as exc:  # TrajectoryError, or a stamp no clock gives
             return self.loop.reject(f"trajectory: {exc}")
-        self._log(self.loop.set_trajectory(trajectory, start))
+        result = self.loop.set_trajectory(trajectory, start)
+        if not isinstance(result, Rejection):
+            if self._action is not None:
+                self._action.preempt("Current goal preempted by a trajectory on the topic.")
+            self.get_logger().info(result.note)
 
     def _on_reference(self, msg: JointTrajectoryPoint):
-        self._log(self.loop.set_reference(msg.positions, msg.velocities, msg.accelerations))
-
-    def _log(self, result):
-        if not isinstance(result, Rejection) and result.note:
-            self.get_logger().info(result.note)
+        self.loop.set_reference(msg.positions, msg.velocities, msg.accelerations)
 
     # ------------------------------------------------------------------ services
     def _on_enable(self, request, response):
@@ -149,11 +221,11 @@ class ComputedTorqueController(Node):
 
     # ------------------------------------------------------------------ output
     def _on_timer(self):
-        if self.loop.active:
+        if self.active and self.loop.active:
             self._publish(self.loop.cycle())
 
     def _watchdog(self):
-        stale = self.loop.watchdog()
+        stale = self.loop.watchdog() if self.active else None
         if stale is None:
             return
         if stale.first:
@@ -164,41 +236,24 @@ class ComputedTorqueController(Node):
     def _publish(self, command: Command):
         self._publish_effort(command.effort)
         if not isinstance(command, LawFailure):
-            self._publish_state()
+            stamp = self._state_time if self.loop.stamp else self.get_clock().now().to_msg()
+            self._state.publish(self.loop, stamp, self._buffer)
+            if self._action is not None:
+                self._action.after_cycle()
 
     def _publish_effort(self, effort: np.ndarray):
-        self._command_view[:] = effort
-        self._command.data = self._command_buffer
+        self._view[:] = effort
+        self._command.data = self._buffer
         self._command_pub.publish(self._command)
 
-    def _publish_state(self):
-        if not self._state_listened:  # building it costs as much as the law: only for a listener
-            return
-        loop, o = self.loop, self.loop.order.index
-        q_des, qd_des, qdd_des = loop.reference
-        msg = self._state_msg
-        # the state's own stamp, not its float seconds (off by up to 0.2 us), so that a listener
-        # can match ~/state to the JointState it answers
-        if loop.stamp:
-            msg.header.stamp = self._state_time
-        else:
-            msg.header.stamp = self.get_clock().now().to_msg()
-        reference, feedback, error, output = msg.points
-        reference.positions, reference.velocities, reference.accelerations = (
-            _buffer(q_des[o]), _buffer(qd_des[o]), _buffer(qdd_des[o]))
-        feedback.positions, feedback.velocities = _buffer(loop.q[o]), _buffer(loop.qd[o])
-        error.positions, error.velocities = (_buffer(q_des[o] - loop.q[o]),
-                                             _buffer(qd_des[o] - loop.qd[o]))
-        output.effort = self._command_buffer
-        self._state_pub.publish(msg)
-
     def _report(self):
-        self._state_listened = self._state_pub.get_subscription_count() > 0
-        return self.loop.report()
-
-
-def _buffer(values: np.ndarray) -> array.array:
-    return array.array("d", values.tobytes())
+        if self.loop is None:
+            waiting = self.configure_error or ("waiting for /robot_description"
+                                               if self._published is None else "unconfigured")
+            return WARN, waiting, {}
+        self._state.refresh()
+        level, message, values = self.loop.report()
+        return (level, message, values) if self.active else (WARN, f"inactive ({message})", values)
 
 
 def main(args=None):

@@ -20,17 +20,14 @@ from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalRespons
 from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
-try:
-    from control_msgs.action import FollowJointTrajectory
-except ImportError:  # a machine without ros-jazzy-control-msgs: topics only
-    FollowJointTrajectory = None
 
 from ..control.feedforward import EffortFeedforward
 from ..dynamics import warm_up
 from ..parameters import node_schema
+from .lifecycle import spin
 from .common import OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters, \
-    load_model, spin
-from .messages import trajectory_from_message
+    load_model
+from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message
 
 NAME = "effort_feedforward"
 
@@ -58,9 +55,7 @@ class EffortFeedforwardNode(Node):
         self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, 10)
         self._target = target = self.resolve_topic_name(f"{controller}/follow_joint_trajectory")
         if FollowJointTrajectory is None:
-            self.get_logger().warning(
-                "control_msgs is not installed (ros-jazzy-control-msgs): no action "
-                "~/follow_joint_trajectory, topics only")
+            self.get_logger().warning(NO_CONTROL_MSGS)
         else:
             self._controller = ActionClient(self, FollowJointTrajectory, target)
             self._downstream = {}  # our goal id -> the controller's goal handle

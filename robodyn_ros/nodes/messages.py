@@ -1,9 +1,23 @@
-"""trajectory_msgs/JointTrajectory to the ROS-free :class:`~robodyn_ros.control.JointTrajectory`,
-one conversion for every node that takes trajectories."""
+"""Messages shared by the nodes: the one trajectory_msgs/JointTrajectory conversion to the ROS-free
+:class:`~robodyn_ros.control.JointTrajectory`, and the one place control_msgs is imported.
+
+control_msgs is not on PyPI (a ROS machine has ros-jazzy-control-msgs from apt; ``make`` builds it
+into the venv when its source is at hand). Without it the nodes run with topics only and say so.
+"""
 from __future__ import annotations
 
 from ..control import JointTrajectory, TrajectoryError
 from .common import stamp_seconds
+
+try:
+    from control_msgs.action import FollowJointTrajectory
+    from control_msgs.msg import JointTrajectoryControllerState
+    from control_msgs.srv import QueryTrajectoryState
+except ImportError:  # a machine without control_msgs: topics only
+    FollowJointTrajectory = JointTrajectoryControllerState = QueryTrajectoryState = None
+
+NO_CONTROL_MSGS = ("control_msgs is not installed (ros-jazzy-control-msgs; `make` builds it into "
+                   ".venv): topics only, no FollowJointTrajectory action")
 
 
 def trajectory_from_message(msg) -> tuple[JointTrajectory, float]:

@@ -39,8 +39,9 @@ from ..control.joints import JointOrder
 from ..dynamics.description import read_description
 from ..parameters import node_schema
 from ..reasons import bounded
+from .lifecycle import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     Parameters, load_model, robot_description_source, spin, steady_clock)
+                     Parameters, load_model, robot_description_source, steady_clock)
 
 
 def schema():

@@ -58,8 +58,9 @@ from ..stewart import PlatformFileError, StewartPlatform, warm_up
 from ..stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Level, Limits,
                                   Rejection, Withheld)
 from ..stewart.setpoints import SetpointError
+from .lifecycle import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     Parameters, spin, stamp_seconds)
+                     Parameters, stamp_seconds)
 
 DIAGNOSTIC_LEVEL = {Level.OK: OK, Level.WARN: WARN, Level.ERROR: ERROR}
 

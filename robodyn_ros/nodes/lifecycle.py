@@ -1,0 +1,138 @@
+"""Managed nodes, mapped as ros2_control maps its controllers, and the process's main loop.
+
+``ManagedNode`` turns the lifecycle transitions into four methods of a node: ``configure``
+(load the model, validate the parameters, create the interfaces; a ConfigurationError refuses the
+transition with its reason), ``activate`` (start commanding), ``deactivate`` (leave one documented
+safe output and stop) and ``teardown`` (destroy what configure made). With the ``autostart``
+parameter (default true) the node configures and activates itself, so ``ros2 run`` behaves as an
+unmanaged node; without it a lifecycle manager (launch_ros, ``ros2 lifecycle set``) drives it
+through the standard ``~/change_state`` service.
+
+``spin`` runs one node until SIGINT or SIGTERM. Signals only set a flag: a KeyboardInterrupt
+raised inside a callback that C++ called aborts the process (pybind11 error_already_set), and
+``ros2 launch`` sends SIGINT twice on Ctrl-C. The loop then takes the node through its shutdown
+transition (an active controller leaves its safe command) and the process exits 0.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+
+import rclpy
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.signals import SignalHandlerOptions
+
+from .common import ConfigurationError, Parameters
+
+SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
+
+
+class ManagedNode(LifecycleNode):
+    """A lifecycle node whose subclass implements configure/activate/deactivate/teardown."""
+
+    def __init__(self, name: str, specs, **kwargs):
+        super().__init__(name, **kwargs)
+        self.params = Parameters(self, specs)
+        self.active = False
+        self.configure_error = ""
+        self._finalized = False
+
+    # the subclass's part ------------------------------------------------------------------
+    def configure(self) -> None:
+        """Load, validate, create the interfaces; ConfigurationError (a ValueError) refuses."""
+
+    def activate(self) -> None:
+        """Start commanding."""
+
+    def deactivate(self) -> None:
+        """Leave one safe output and stop commanding."""
+
+    def teardown(self) -> None:
+        """Destroy what configure created (it may have stopped half-way)."""
+
+    # the lifecycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Configure and activate now when ``autostart`` is set; a configuration that fails is
+        then a ConfigurationError (``ros2 run`` prints it and exits 1)."""
+        if not self.params["autostart"]:
+            self.get_logger().info("unconfigured: waiting for a lifecycle manager (autostart "
+                                   "is false)")
+            return
+        if self.trigger_configure() != SUCCESS:
+            raise ConfigurationError(self.configure_error)
+        self.trigger_activate()
+
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        try:
+            self.configure()
+        except ValueError as exc:  # ConfigurationError and the loaders' errors
+            self.configure_error = str(exc)
+            self.get_logger().error(f"configure failed: {exc}")
+            self.teardown()
+            return FAILURE
+        self.configure_error = ""
+        return SUCCESS
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.activate()
+        self.active = True
+        return SUCCESS
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = False
+        self.deactivate()
+        return SUCCESS
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.teardown()
+        return SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        if self.active:
+            self.on_deactivate(state)
+        self.teardown()
+        self._finalized = True
+        return SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = False
+        self.teardown()
+        return SUCCESS  # back to unconfigured
+
+    def finish(self) -> None:
+        """The shutdown transition from whatever state the node is in (the process is ending)."""
+        if not self._finalized:
+            self.trigger_shutdown()
+
+
+def spin(make_node: Callable[[], object], args: Sequence[str] | None = None) -> int:
+    """Run one node with the EventsExecutor until SIGINT/SIGTERM or shutdown; a
+    ConfigurationError ends the process with its message (exit 1) instead of a traceback."""
+    from rclpy.experimental import EventsExecutor
+    stop = threading.Event()
+    handlers = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    node = None
+    try:
+        node = make_node()
+        executor = EventsExecutor()
+        executor.add_node(node)
+        # EventsExecutor.spin() (no timeout) never fires timers in this rclpy (7.1.x); the short
+        # timeout also bounds how long a signal waits to be seen
+        while not stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
+        if isinstance(node, ManagedNode):
+            node.finish()
+            executor.spin_once(timeout_sec=0.0)  # hand the last messages to the middleware
+    except ConfigurationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+    return 0

@@ -1,0 +1,153 @@
+"""What joint_trajectory_controller offers MoveIt and other clients, with its names and semantics:
+the ``~/follow_joint_trajectory`` action (control_msgs/FollowJointTrajectory) and the
+``~/query_state`` service (control_msgs/QueryTrajectoryState), for a controller node whose
+reference is a :class:`~robodyn_ros.control.loop.ControlLoop`'s.
+
+A goal is refused unless the controller is active and its trajectory could be followed (the
+controller's joints, times, sizes, position limits, an end not in the past). An accepted goal
+preempts the one running (aborted, INVALID_GOAL), as does a trajectory on the topic; cancel holds
+the measured position; the outcome is judged every control cycle by
+:class:`~robodyn_ros.control.goal.GoalMonitor`. Feedback goes out at ``action_monitor_rate``.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.task import Future
+
+from ..control.goal import INVALID_GOAL, GoalMonitor, Outcome, Tolerances, for_goal
+from ..control.loop import Rejection
+from .common import stamp_seconds
+from .messages import FollowJointTrajectory, QueryTrajectoryState, trajectory_from_message
+
+PREEMPTED = "Current goal preempted by new incoming action."
+DEACTIVATED = "Current goal cancelled during deactivate transition."
+
+
+@dataclasses.dataclass
+class _Goal:
+    handle: object
+    monitor: GoalMonitor
+    done: Future
+    next_feedback: float = 0.0
+
+
+class TrajectoryAction:
+    def __init__(self, node, loop, defaults: Tolerances, feedback_period: float):
+        self._node, self._loop, self._defaults = node, loop, defaults
+        self._feedback_period = feedback_period
+        self._goal: _Goal | None = None
+        self._server = ActionServer(
+            node, FollowJointTrajectory, "~/follow_joint_trajectory", self._execute,
+            goal_callback=self._on_goal, handle_accepted_callback=self._on_accepted,
+            cancel_callback=self._on_cancel)
+        self._query = node.create_service(QueryTrajectoryState, "~/query_state", self._on_query)
+
+    def _log(self):
+        return self._node.get_logger()
+
+    def _on_goal(self, goal) -> GoalResponse:
+        if not self._node.active:
+            self._log().error("goal refused: the controller is not active")
+            return GoalResponse.REJECT
+        try:
+            trajectory, start = trajectory_from_message(goal.trajectory)
+            reason = self._loop.check_trajectory(trajectory, start)
+        except ValueError as exc:
+            reason = f"trajectory: {exc}"
+        if reason:
+            self._loop.reject(f"goal: {reason}")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _on_accepted(self, handle) -> None:
+        self.preempt(PREEMPTED)
+        goal = handle.request
+        trajectory, start = trajectory_from_message(goal.trajectory)
+        accepted = self._loop.set_trajectory(trajectory, start)
+        tolerances, why = for_goal(
+            self._defaults, self._loop.order.names,
+            [(t.name, t.position, t.velocity) for t in goal.path_tolerance],
+            [(t.name, t.position, t.velocity) for t in goal.goal_tolerance],
+            goal.goal_time_tolerance.sec + 1e-9 * goal.goal_time_tolerance.nanosec)
+        if why:
+            self._log().error(f"goal tolerances: {why}")
+        end = self._loop.trajectory_span[1] if self._loop.trajectory_span else 0.0
+        self._goal = _Goal(handle, GoalMonitor(tolerances, end, self._loop.order.names), Future())
+        if isinstance(accepted, Rejection):  # refused between validation and now (time moved on)
+            self._finish(Outcome(INVALID_GOAL, accepted.reason))
+        handle.execute()
+
+    async def _execute(self, handle):
+        goal = self._goal if self._goal and self._goal.handle is handle else None
+        outcome, canceled = (await goal.done) if goal else (Outcome(INVALID_GOAL, PREEMPTED), False)
+        if canceled:
+            handle.canceled()
+        elif outcome.succeeded:
+            handle.succeed()
+        else:
+            handle.abort()
+        return FollowJointTrajectory.Result(error_code=outcome.code, error_string=outcome.text)
+
+    def _on_cancel(self, handle) -> CancelResponse:
+        goal = self._goal
+        if goal is not None and goal.handle is handle:
+            self._log().info("goal canceled: holding the measured position")
+            self._loop.hold()
+            self._finish(Outcome(0, ""), canceled=True)
+        return CancelResponse.ACCEPT
+
+    def _finish(self, outcome: Outcome, canceled: bool = False) -> None:
+        goal, self._goal = self._goal, None
+        if goal is not None and not goal.done.done():
+            goal.done.set_result((outcome, canceled))
+
+    def preempt(self, why: str) -> None:
+        """Abort the running goal (INVALID_GOAL): a new goal, a topic trajectory, deactivation."""
+        if self._goal is not None:
+            self._log().info(f"goal aborted: {why}")
+            self._finish(Outcome(INVALID_GOAL, why))
+
+    def after_cycle(self) -> None:
+        """Judge the running goal on the cycle just computed; send feedback at its rate."""
+        goal = self._goal
+        if goal is None:
+            return
+        loop = self._loop
+        o, t = loop.order.index, loop.time
+        q_des, qd_des, qdd_des = loop.reference
+        outcome = goal.monitor.check(t, (q_des - loop.q)[o], (qd_des - loop.qd)[o])
+        if t >= goal.next_feedback or outcome is not None:
+            goal.next_feedback = t + self._feedback_period
+            feedback = FollowJointTrajectory.Feedback(joint_names=list(loop.order.names))
+            feedback.header.stamp = self._node.get_clock().now().to_msg()
+            desired, actual, error = feedback.desired, feedback.actual, feedback.error
+            desired.positions, desired.velocities = q_des[o].tolist(), qd_des[o].tolist()
+            desired.accelerations = qdd_des[o].tolist()
+            actual.positions, actual.velocities = loop.q[o].tolist(), loop.qd[o].tolist()
+            error.positions = (q_des - loop.q)[o].tolist()
+            error.velocities = (qd_des - loop.qd)[o].tolist()
+            goal.handle.publish_feedback(feedback)
+        if outcome is not None:
+            if not outcome.succeeded:
+                self._log().warning(outcome.text)
+                loop.hold()  # JTC holds the position it is at
+            self._finish(outcome)
+
+    def _on_query(self, request, response):
+        response.name = list(self._loop.order.names)
+        sample = self._loop.sample(stamp_seconds(request.time)) if self._node.active else None
+        if sample is None:
+            response.success = False
+            response.message = ("the controller is not active" if not self._node.active else
+                                "no trajectory is being followed at that time")
+            return response
+        response.position, response.velocity, response.acceleration = (v.tolist() for v in sample)
+        response.success = True
+        return response
+
+    def destroy(self) -> None:
+        self.preempt(DEACTIVATED)
+        self._server.destroy()
+        self._node.destroy_service(self._query)
