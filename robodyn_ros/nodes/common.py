@@ -41,6 +41,7 @@ _ROS_TYPES = {
 def descriptor(spec: ParamSpec) -> ParameterDescriptor:
     d = ParameterDescriptor(description=spec.description, read_only=spec.read_only,
                             dynamic_typing=spec.dynamic,
+                            type=0 if spec.dynamic else _ROS_TYPES[spec.type].value,
                             additional_constraints=" | ".join(spec.one_of or ()))
     if spec.bounds is not None:
         low, high = spec.bounds
@@ -60,10 +61,10 @@ class Parameters:
         self._node = node
         self.table = {s.name: s for s in specs}
         for s in specs:
-            # rclpy infers BYTE_ARRAY from [] and cannot declare None with a type: declare by type
-            untyped = s.default is None or (isinstance(s.default, list) and not s.default)
-            value = _ROS_TYPES.get(s.type, Parameter.Type.NOT_SET) if untyped else s.default
-            node.declare_parameter(s.name, value, descriptor(s))
+            if isinstance(s.default, list) and not s.default:
+                self._declare_empty(s)
+            else:  # None (a plugin law's parameter without a default) stays unset
+                node.declare_parameter(s.name, s.default, descriptor(s))
         for s in specs:
             value = self[s.name]
             if value is not None:
@@ -71,6 +72,21 @@ class Parameters:
                     s.check(value)
                 except ValueError as exc:
                     raise ConfigurationError(str(exc)) from exc
+
+    def _declare_empty(self, s: ParamSpec) -> None:
+        """An empty list, typed: rclpy infers BYTE_ARRAY from [] and leaves a parameter declared
+        by its type alone unset, and one unset parameter makes get_parameters (ros2 param dump)
+        answer nothing for the whole request. So declare it by type and writable, set the typed
+        empty list unless a value was given, then apply the real descriptor (read-only or not)."""
+        kind, d = _ROS_TYPES[s.type], descriptor(s)
+        node = self._node
+        node.declare_parameter(s.name, kind, ParameterDescriptor(
+            description=d.description, additional_constraints=d.additional_constraints))
+        try:
+            node.get_parameter(s.name)
+        except ParameterUninitializedException:
+            node.set_parameters([Parameter(s.name, kind, [])])
+        node.set_descriptor(s.name, d)
 
     def __getitem__(self, name: str):
         try:

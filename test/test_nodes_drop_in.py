@@ -1,0 +1,185 @@
+"""computed_torque_controller as a ROS 2 user drives it, over real DDS: the lifecycle through the
+standard services, FollowJointTrajectory and query_state as MoveIt and joint_trajectory_controller
+clients use them, the controller state, and every parameter readable in one request."""
+import numpy as np
+import pytest
+from lifecycle_msgs.msg import State, Transition
+from lifecycle_msgs.srv import ChangeState, GetState
+from rcl_interfaces.srv import GetParameters, ListParameters
+from rclpy.action import ActionClient
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from conftest import JOINTS, Q0
+
+pytestmark = pytest.mark.usefixtures("ros")
+control_msgs = pytest.importorskip(
+    "control_msgs.action", reason="control_msgs is not installed (ros-jazzy-control-msgs, or "
+    "`make` with its source at hand): the action and the controller state cannot be tested")
+FollowJointTrajectory = control_msgs.FollowJointTrajectory
+from action_msgs.msg import GoalStatus  # noqa: E402
+from control_msgs.msg import JointTolerance  # noqa: E402
+from control_msgs.srv import QueryTrajectoryState  # noqa: E402
+
+NODE = "computed_torque_controller"
+
+
+def transition(rig, transition_id):
+    return rig.call(ChangeState, f"{NODE}/change_state",
+                    ChangeState.Request(transition=Transition(id=transition_id))).success
+
+
+def state_id(rig):
+    return rig.call(GetState, f"{NODE}/get_state", GetState.Request()).current_state.id
+
+
+def commands_after(rig, publish, seconds=0.3):
+    count = len(rig.commands)
+    publish()
+    rig.spin_for(seconds)
+    return rig.commands[count:]
+
+
+def test_lifecycle_over_the_standard_services(rig, model):
+    ctl = rig.controller(autostart=False, on_deactivate="zero", state_timeout=5.0)
+    assert state_id(rig) == State.PRIMARY_STATE_UNCONFIGURED and ctl.loop is None
+    assert transition(rig, Transition.TRANSITION_CONFIGURE)
+    assert state_id(rig) == State.PRIMARY_STATE_INACTIVE
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    assert commands_after(rig, lambda: rig.publish_state(Q0)) == []  # inactive: no command
+
+    q = Q0 + 0.05
+    rig.publish_state(q)
+    rig.spin_for(0.2)
+    assert transition(rig, Transition.TRANSITION_ACTIVATE)
+    rig.publish_state(q)  # activate holds the measured position: the law's command is g(q)
+    np.testing.assert_allclose(rig.next_command(), model.gravity_torques(q), atol=1e-9)
+
+    count = len(rig.commands)
+    assert transition(rig, Transition.TRANSITION_DEACTIVATE)
+    rig.spin_until(lambda: len(rig.commands) > count, what="the on_deactivate command")
+    assert len(rig.commands) == count + 1 and not rig.commands[-1].any()  # zero, once
+    assert commands_after(rig, lambda: rig.publish_state(q)) == []
+
+    assert transition(rig, Transition.TRANSITION_CLEANUP)
+    assert state_id(rig) == State.PRIMARY_STATE_UNCONFIGURED and ctl.loop is None
+    assert transition(rig, Transition.TRANSITION_CONFIGURE)  # and again, from scratch
+    assert transition(rig, Transition.TRANSITION_ACTIVATE)
+    count = len(rig.commands)
+    assert transition(rig, Transition.TRANSITION_ACTIVE_SHUTDOWN)
+    rig.spin_until(lambda: len(rig.commands) > count, what="the command at shutdown")
+    assert state_id(rig) == State.PRIMARY_STATE_FINALIZED
+
+
+def test_deactivate_holds_gravity_by_default(rig, model):
+    rig.controller(state_timeout=5.0)
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    rig.publish_state(Q0 + 0.1)
+    rig.next_command()
+    count = len(rig.commands)
+    assert transition(rig, Transition.TRANSITION_DEACTIVATE)
+    rig.spin_until(lambda: len(rig.commands) > count, what="the on_deactivate command")
+    np.testing.assert_allclose(rig.commands[-1], model.gravity_torques(Q0 + 0.1), atol=1e-9)
+
+
+def test_every_declared_parameter_has_a_value_in_one_request(rig):
+    rig.controller()
+    names = rig.call(ListParameters, f"{NODE}/list_parameters",
+                     ListParameters.Request()).result.names
+    assert {"effort_limits", "joints", "kp", "constraints.goal", "autostart"} <= set(names)
+    values = rig.call(GetParameters, f"{NODE}/get_parameters",
+                      GetParameters.Request(names=names)).values
+    assert len(values) == len(names)  # rclpy answers nothing at all if one is unset
+    assert all(v.type != 0 for v in values)
+
+
+@pytest.fixture
+def loop(rig):
+    """The simulated PUMA under the controller on simulated time, and an action client."""
+    sim = rig.simulator(friction_scale=0.0, publish_rate=250.0, lockstep=True,
+                        command_timeout=1.0)
+    ctl = rig.controller(use_sim_time=True, friction=False, state_timeout=1.0,
+                         **{"constraints.goal": [0.01], "constraints.goal_time": 2.0})
+    client = ActionClient(rig.probe, FollowJointTrajectory,
+                          f"{rig.ns}/{NODE}/follow_joint_trajectory")
+    rig.spin_until(lambda: sim.time_ns > 0.2e9 and client.server_is_ready(), what="the loop")
+    return sim, ctl, client
+
+
+def goal_to(target, seconds, joints=JOINTS):
+    point = JointTrajectoryPoint(positions=list(map(float, target)), velocities=[0.0] * 6)
+    point.time_from_start.sec, point.time_from_start.nanosec = int(seconds), int(
+        seconds % 1 * 1e9)
+    return FollowJointTrajectory.Goal(trajectory=JointTrajectory(joint_names=joints,
+                                                                 points=[point]))
+
+
+def send(rig, client, goal, feedback=None):
+    future = client.send_goal_async(goal, feedback_callback=feedback)
+    rig.spin_until(future.done, what="the goal response")
+    return future.result()
+
+
+def result_of(rig, handle, timeout=60.0):
+    future = handle.get_result_async()
+    rig.spin_until(future.done, timeout=timeout, what="the goal's result")
+    return future.result()
+
+
+def test_a_goal_is_reached_within_tolerance_with_feedback(rig, loop):
+    sim, ctl, client = loop
+    target = Q0 + np.radians([-10.0, 10.0, -20.0, 15.0, 20.0, 30.0])
+    feedback = []
+    handle = send(rig, client, goal_to(target, 0.5), feedback.append)
+    assert handle.accepted
+    # query_state while it moves: the reference at a time within the trajectory
+    now = ctl.get_clock().now().to_msg()
+    query = rig.call(QueryTrajectoryState, f"{NODE}/query_state",
+                     QueryTrajectoryState.Request(time=now))
+    assert query.success and list(query.name) == JOINTS and len(query.position) == 6
+    result = result_of(rig, handle)
+    assert result.status == GoalStatus.STATUS_SUCCEEDED
+    assert result.result.error_code == FollowJointTrajectory.Result.SUCCESSFUL
+    assert np.abs(sim.q - target).max() < 0.01
+    assert feedback and list(feedback[-1].feedback.joint_names) == JOINTS
+    assert len(rig.states) > 10  # ~/controller_state flows
+    np.testing.assert_allclose(rig.states[-1].points[0].positions, target, atol=1e-9)
+
+
+def test_bad_goals_are_rejected(rig, loop):
+    sim, ctl, client = loop
+    unknown = goal_to(Q0, 1.0, joints=JOINTS[:5] + ["gripper"])
+    assert not send(rig, client, unknown).accepted
+    assert not send(rig, client, goal_to(Q0 + [0.0, 0.0, 9.0, 0.0, 0.0, 0.0], 1.0)).accepted
+    empty = FollowJointTrajectory.Goal(trajectory=JointTrajectory(joint_names=JOINTS))
+    assert not send(rig, client, empty).accepted
+    assert "goal: " in ctl.loop.rejected.last_reason
+
+
+def test_cancel_holds_and_a_new_goal_preempts(rig, loop):
+    sim, ctl, client = loop
+    far = Q0 + np.radians([40.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    first = send(rig, client, goal_to(far, 20.0))
+    rig.spin_until(lambda: sim.time_ns > 0.6e9, what="some motion")
+    second = send(rig, client, goal_to(far, 20.0))
+    aborted = result_of(rig, first)
+    assert aborted.status == GoalStatus.STATUS_ABORTED
+    assert aborted.result.error_code == FollowJointTrajectory.Result.INVALID_GOAL
+    assert "preempted" in aborted.result.error_string
+
+    rig.spin_until(lambda: sim.time_ns > 1.2e9, what="more motion")
+    cancel = second.cancel_goal_async()
+    rig.spin_until(cancel.done, what="the cancel response")
+    assert result_of(rig, second).status == GoalStatus.STATUS_CANCELED
+    held = sim.q.copy()
+    rig.spin_until(lambda: sim.time_ns > 2.5e9, what="holding")
+    assert np.abs(sim.q - held).max() < 0.01  # it holds where it was, not the goal
+    assert np.abs(sim.q - far).max() > 0.1
+
+
+def test_a_path_tolerance_violation_aborts_and_holds(rig, loop):
+    sim, ctl, client = loop
+    goal = goal_to(Q0 + np.radians([30.0, 0.0, 0.0, 0.0, 0.0, 0.0]), 0.3)
+    goal.path_tolerance = [JointTolerance(name=j, position=1e-7) for j in JOINTS]
+    result = result_of(rig, send(rig, client, goal))
+    assert result.status == GoalStatus.STATUS_ABORTED
+    assert result.result.error_code == FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
