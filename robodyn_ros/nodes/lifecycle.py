@@ -112,9 +112,10 @@ def spin(make_node: Callable[[], object], args: Sequence[str] | None = None) -> 
     ConfigurationError ends the process with its message (exit 1) instead of a traceback."""
     from rclpy.experimental import EventsExecutor
     stop = threading.Event()
-    handlers = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, lambda *_: stop.set())
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = None
+    node = executor = None
     try:
         node = make_node()
         executor = EventsExecutor()
@@ -123,16 +124,18 @@ def spin(make_node: Callable[[], object], args: Sequence[str] | None = None) -> 
         # timeout also bounds how long a signal waits to be seen
         while not stop.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
-        if isinstance(node, ManagedNode):
-            node.finish()
-            executor.spin_once(timeout_sec=0.0)  # hand the last messages to the middleware
     except ConfigurationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:
+        # the process ends: later signals are ignored (Python's own exit would restore the
+        # default handler, and one more Ctrl-C would then kill the process)
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
+        if isinstance(node, ManagedNode) and executor is not None and rclpy.ok():
+            node.finish()  # an active controller leaves its safe command
+            executor.spin_once(timeout_sec=0.0)  # hand the last messages to the middleware
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-        for s, handler in handlers.items():
-            signal.signal(s, handler)
     return 0

@@ -1,0 +1,100 @@
+"""Every node as its own process, stopped as ``ros2 launch`` stops it on Ctrl-C: SIGINT twice to
+the process group, then the exit code must be 0 (a second KeyboardInterrupt inside a callback
+called from C++ used to abort the process with -6). The controller, active, also leaves its
+``on_deactivate`` command on the way out. Same loopback and domain as this run (conftest.py)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from std_msgs.msg import Float64MultiArray
+
+from conftest import URDF
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.usefixtures("ros")
+
+NODES = {  # module: (arguments, a line its log prints once it runs)
+    "controller": (["-p", f"urdf_file:={URDF}", "-p", "command_topic:=/sigint/commands"],
+                   "commands on"),
+    "simulator": (["-p", f"urdf_file:={URDF}", "-p", "command_topic:=/sigint/commands"],
+                  "simulating"),
+    "stewart_platform": ([], "stewart_platform"),
+    "feedforward": (["-p", f"urdf_file:={URDF}"], "effort_feedforward"),
+}
+
+
+def start(module, args):
+    return subprocess.Popen(
+        [sys.executable, "-m", f"robodyn_ros.nodes.{module}", "--ros-args",
+         "-r", "__ns:=/sigint", *args],
+        cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True)  # its own process group, as launch gives it
+
+
+def wait_for_line(proc, text, timeout=60.0):
+    """Lines of the node's output until one contains ``text``."""
+    lines, deadline = [], time.monotonic() + timeout
+    os.set_blocking(proc.stdout.fileno(), False)
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line:
+            lines.append(line)
+            if text in line:
+                return lines
+        elif proc.poll() is not None:
+            break
+        else:
+            time.sleep(0.05)
+    raise AssertionError(f"no line with {text!r} (exit {proc.poll()}): {''.join(lines)[-2000:]}")
+
+
+def interrupt_twice(proc, timeout=20.0):
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.05)  # the second one lands while the first is being handled
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    os.set_blocking(proc.stdout.fileno(), True)
+    return proc.stdout.read()
+
+
+@pytest.mark.parametrize("module", NODES)
+def test_two_sigints_are_a_clean_exit(module):
+    args, ready = NODES[module]
+    proc = start(module, args)
+    try:
+        wait_for_line(proc, ready)
+    except AssertionError:
+        proc.kill()
+        raise
+    out = interrupt_twice(proc)
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out and "Aborted" not in out, out
+
+
+def test_the_active_controller_leaves_its_deactivate_command_on_the_way_out(rig, model):
+    commands = []
+    rig.probe.create_subscription(Float64MultiArray, "/sigint/commands",
+                                  lambda m: commands.append(np.array(m.data)), 10)
+    proc = start("controller", NODES["controller"][0] + ["-p", "on_deactivate:=zero"])
+    try:
+        wait_for_line(proc, "commands on")
+        rig.spin_until(lambda: rig.probe.count_publishers("/sigint/commands") > 0,
+                       what="the controller's publisher")
+        rig.spin_for(0.5)  # discovery both ways, before the one message that matters
+    except AssertionError:
+        proc.kill()
+        raise
+    out = interrupt_twice(proc)
+    assert proc.returncode == 0, out
+    rig.spin_until(lambda: commands, what="the on_deactivate command")
+    assert len(commands) == 1 and not commands[0].any()  # no state ever came: zero, once
