@@ -7,9 +7,10 @@ and takes efforts on /effort_controller/commands (ros2_control's forward-command
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+from robodyn_ros.launching import managed_node
 
 
 def generate_launch_description():
@@ -24,7 +25,8 @@ def generate_launch_description():
                               description="parameter YAML of the controller"),
         DeclareLaunchArgument("use_sim_time", default_value="false",
                               description="true with Gazebo or arm_simulator (/clock)"),
-        Node(
+        # managed as ros2_control manages its controllers: configured, then activated, by launch
+        *managed_node(
             package="robodyn_ros",
             executable="computed_torque_controller",
             name="computed_torque_controller",

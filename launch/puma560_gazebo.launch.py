@@ -16,6 +16,8 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
+from robodyn_ros.launching import managed_node
+
 
 def generate_launch_description():
     share = FindPackageShare("robodyn_ros")
@@ -60,7 +62,8 @@ def generate_launch_description():
         executable="spawner",
         arguments=["effort_controller", "--param-file", controllers_file],
     )
-    computed_torque_controller = Node(
+    # managed as ros2_control manages its controllers: configured, then activated, by launch
+    computed_torque_controller = managed_node(
         package="robodyn_ros",
         executable="computed_torque_controller",
         name="computed_torque_controller",
@@ -72,7 +75,8 @@ def generate_launch_description():
     # Controllers can only be spawned once the model (and its controller manager) exists, and our
     # controller starts once its command topic has a subscriber.
     def after(action, then):
-        return RegisterEventHandler(OnProcessExit(target_action=action, on_exit=[then]))
+        return RegisterEventHandler(OnProcessExit(target_action=action,
+                                                  on_exit=then if isinstance(then, list) else [then]))
 
     return LaunchDescription([
         DeclareLaunchArgument("gz_args", default_value="-r -v 1 empty.sdf",

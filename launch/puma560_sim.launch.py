@@ -14,6 +14,8 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
+from robodyn_ros.launching import managed_node
+
 
 def generate_launch_description():
     share = FindPackageShare("robodyn_ros")
@@ -30,7 +32,8 @@ def generate_launch_description():
             parameters=[PathJoinSubstitution([share, "config", "arm_simulator.yaml"]),
                         {"urdf_file": urdf_file}],
         ),
-        Node(
+        # managed as ros2_control manages its controllers: configured, then activated, by launch
+        *managed_node(
             package="robodyn_ros",
             executable="computed_torque_controller",
             name="computed_torque_controller",

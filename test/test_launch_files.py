@@ -67,7 +67,8 @@ def _package_paths(tree):
 
 
 def _robodyn_nodes(tree):
-    for call in _calls(tree, "Node"):
+    """Our nodes started plainly or managed (robodyn_ros.launching.managed_node)."""
+    for call in [*_calls(tree, "Node"), *_calls(tree, "managed_node")]:
         package = _keyword(call, "package")
         if isinstance(package, ast.Constant) and package.value == "robodyn_ros":
             yield call
