@@ -22,6 +22,17 @@ def _buffer(values: np.ndarray) -> array.array:
 
 
 class ControllerStatePublisher:
+    @staticmethod
+    def message_type():
+        """The state's message type (for a listener)."""
+        return JointTrajectory if JointTrajectoryControllerState is None \
+            else JointTrajectoryControllerState
+
+    @staticmethod
+    def output(msg) -> JointTrajectoryPoint:
+        """The output point (the command sent) of a state message."""
+        return msg.points[3] if JointTrajectoryControllerState is None else msg.output
+
     def __init__(self, node, joints):
         self._node = node
         points = [JointTrajectoryPoint() for _ in range(4)]

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 import rclpy
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.signals import SignalHandlerOptions
+from rclpy.task import Future
 
 from .common import ConfigurationError, Parameters
 
@@ -120,10 +121,13 @@ def spin(make_node: Callable[[], object], args: Sequence[str] | None = None) -> 
         node = make_node()
         executor = EventsExecutor()
         executor.add_node(node)
-        # EventsExecutor.spin() (no timeout) never fires timers in this rclpy (7.1.x); the short
-        # timeout also bounds how long a signal waits to be seen
+        # EventsExecutor.spin() (no timeout) never fires timers in this rclpy (7.1.x); spinning
+        # until a future that never completes, 0.1 s at a time, does, costs less per event than
+        # spin_once (1 kHz timer: 5.9 % against 8.5 % of a core here), and bounds how long a
+        # signal waits to be seen
+        never = Future()
         while not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
+            executor.spin_until_future_complete(never, timeout_sec=0.1)
     except ConfigurationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
