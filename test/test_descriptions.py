@@ -281,7 +281,8 @@ def test_gazebo_launch_names_things_that_exist():
     assert {"urdf/puma560_gazebo.urdf", "config/ros2_controllers.yaml", controller_params} <= set(own)
     for rel in own:
         assert (ROOT / rel).is_file(), rel
-    nodes = [{k.arg: k.value for k in c.keywords} for c in calls if c.func.id == "Node"]
+    nodes = [{k.arg: k.value for k in c.keywords} for c in calls
+             if c.func.id in ("Node", "managed_node")]  # managed_node: a LifecycleNode
     spawned = [n["arguments"].elts[0].value for n in nodes if n["executable"].value == "spawner"]
     manager = load_yaml("config/ros2_controllers.yaml")["controller_manager"]["ros__parameters"]
     assert spawned == ["joint_state_broadcaster", "effort_controller"]
