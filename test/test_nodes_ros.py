@@ -25,6 +25,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robodyn_ros.nodes.common import ConfigurationError
 from robodyn_ros.nodes.controller import ComputedTorqueController
+from robodyn_ros.nodes.feedforward import EffortFeedforwardNode
 from robodyn_ros.nodes.simulator import ArmSimulator
 
 from conftest import JOINTS, Q0, URDF, WAIT, namespaces, register_laws, wait_for_subscriber
@@ -351,6 +352,23 @@ def test_without_a_description_it_waits_for_robot_description_then_configures(ri
     rig.publish_state(Q0)
     np.testing.assert_allclose(rig.next_command(), model.gravity_torques(Q0), atol=1e-9)
 
+
+
+@pytest.mark.parametrize("make", [ArmSimulator, EffortFeedforwardNode],
+                         ids=["arm_simulator", "effort_feedforward"])
+def test_the_other_arm_nodes_wait_for_robot_description_too(rig, make):
+    reports = []
+    rig.probe.create_subscription(DiagnosticArray, "/diagnostics", reports.append, 10)
+    node = rig.add(make(namespace=rig.ns, parameter_overrides=[
+        Parameter("diagnostic_period", value=0.1)]))
+    rig.spin_until(lambda: any("waiting for /robot_description" in s.message for r in reports
+                               for s in r.status if rig.ns in s.name), what="a WARN while waiting")
+    assert not hasattr(node, "model")
+    qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    rig.probe.create_publisher(String, "robot_description", qos).publish(
+        String(data=Path(URDF).read_text()))
+    rig.spin_until(lambda: hasattr(node, "model"), what="set up on the description")
+    assert node.model.dof == 6
 
 # ---------------------------------------------------------------------------- simulator
 @pytest.mark.parametrize("engine", ["robodyn", "mujoco"])

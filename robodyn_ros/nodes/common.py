@@ -19,6 +19,8 @@ from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
 
 from ..parameters import ParamSpec
 from ..reasons import CountedEvent, bounded
@@ -191,12 +193,47 @@ class Diagnostics:
         self._publisher = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._timer = node.create_timer(period, self.publish, clock=steady_clock())
 
+    def destroy(self) -> None:
+        self._node.destroy_timer(self._timer)
+        self._node.destroy_publisher(self._publisher)
+
     def publish(self) -> None:
         level, message, values = self._report()
         msg = DiagnosticArray()
         msg.header.stamp = self._node.get_clock().now().to_msg()
         msg.status = [diagnostic_status(self._name, self._hardware_id, level, message, values)]
         self._publisher.publish(msg)
+
+
+#: robot_state_publisher's robot_description: latched (transient local), reliable.
+DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def when_described(node: Node, params: Parameters, setup: Callable[[str | None], None]) -> None:
+    """``setup(None)`` now when the parameters name a description; otherwise subscribe
+    ``robot_description`` (relative: /robot_description in the root namespace) and run
+    ``setup(urdf)`` once one arrives, warning meanwhile. A description that fails is logged and
+    the next one tried."""
+    if describes_robot(params):
+        setup(None)
+        return
+
+    waiting = ["waiting for /robot_description"]
+
+    def arrived(msg):
+        try:
+            setup(msg.data)
+        except ConfigurationError as exc:
+            waiting[0] = f"the published robot_description does not configure: {exc}"
+            node.get_logger().error(waiting[0])
+            return
+        node.destroy_subscription(subscription)
+        status.destroy()
+
+    subscription = node.create_subscription(String, "robot_description", arrived, DESCRIPTION_QOS)
+    status = Diagnostics(node, lambda: (WARN, waiting[0], {}), params["diagnostic_period"])
+    node.get_logger().warning("no robot_description or urdf_file: waiting for /robot_description")
 
 
 def describes_robot(params: Parameters) -> bool:

@@ -21,7 +21,6 @@ from rclpy.publisher import Publisher
 from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
@@ -33,8 +32,8 @@ from ..control.joints import JointOrder
 from ..control.loop import WARN, Command, ControlLoop, LawFailure, Rejection
 from ..dynamics import warm_up
 from ..parameters import controller_schema, node_schema
-from .common import (ConfigurationError, Diagnostics, describes_robot, load_model, stamp_seconds,
-                     steady_clock)
+from .common import (DESCRIPTION_QOS, ConfigurationError, Diagnostics, describes_robot, load_model,
+                     stamp_seconds, steady_clock)
 from .controller_state import ControllerStatePublisher
 from .lifecycle import SUCCESS, ManagedNode, spin
 from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message
@@ -43,9 +42,6 @@ from .trajectory_action import DEACTIVATED, TrajectoryAction
 NAME = "computed_torque_controller"
 #: The loop's own settings; every other configuration value is a control law's parameter.
 LOOP_KEYS = ("control_law", "effort_limits", "on_timeout")
-#: robot_state_publisher's /robot_description: latched (transient local), reliable.
-DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def schema(logger=None):

@@ -25,8 +25,8 @@ from ..control.feedforward import EffortFeedforward
 from ..dynamics import warm_up
 from ..parameters import node_schema
 from .lifecycle import spin
-from .common import OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters, \
-    load_model
+from .common import (OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters,
+                     load_model, when_described)
 from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message
 
 NAME = "effort_feedforward"
@@ -39,8 +39,12 @@ def schema():
 class EffortFeedforwardNode(Node):
     def __init__(self, name: str = NAME, **kwargs):
         super().__init__(name, **kwargs)
-        self.params = p = Parameters(self, schema())
-        self.model = load_model(p)
+        self.params = Parameters(self, schema())
+        when_described(self, self.params, self._setup)
+
+    def _setup(self, published):
+        p = self.params
+        self.model = load_model(p, published)
         warm_up(notify=self.get_logger().info, forward=False)
         self.core = EffortFeedforward(self.model, p["friction"], p["position_limit_margin"],
                                       p["max_trajectory_points"])

@@ -41,7 +41,8 @@ from ..parameters import node_schema
 from ..reasons import bounded
 from .lifecycle import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     Parameters, load_model, robot_description_source, steady_clock)
+                     Parameters, load_model, robot_description_source, steady_clock,
+                     when_described)
 
 
 def schema():
@@ -52,8 +53,12 @@ def schema():
 class ArmSimulator(Node):
     def __init__(self, name: str = "arm_simulator", **kwargs):
         super().__init__(name, **kwargs)
-        self.params = p = Parameters(self, schema())
-        model = load_model(p)
+        self.params = Parameters(self, schema())
+        when_described(self, self.params, self._setup)
+
+    def _setup(self, published):
+        p = self.params
+        model = load_model(p, published)
         warm_up(notify=self.get_logger().info)   # compile before the first integration step
         n = model.dof
         try:
@@ -72,7 +77,7 @@ class ArmSimulator(Node):
         self._dt = 1.0 / p["rate"]
         try:
             self.engine = make_engine(
-                p["engine"], model, self._dt, read_description(*robot_description_source(p))[1],
+                p["engine"], model, self._dt, published or read_description(*robot_description_source(p))[1],
                 mass_scale=p["mass_scale"], root=p["root_link"] or None,
                 payload=(p["payload_mass"], p["payload_com"], p["tip_link"] or None)
                 if p["payload_mass"] > 0.0 else None)
