@@ -7,7 +7,8 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+
+from robodyn_ros.launching import managed_node
 
 
 def generate_launch_description():
@@ -17,7 +18,8 @@ def generate_launch_description():
         DeclareLaunchArgument(
             "platform_file", default_value=os.path.join(share, "config", "stewart_dasgupta.yaml"),
             description="Stewart platform description (YAML)"),
-        Node(
+        # managed: configured, then activated, by launch
+        *managed_node(
             package="robodyn_ros",
             executable="stewart_platform",
             name="stewart_platform",

@@ -402,3 +402,40 @@ def test_launch_and_parameter_files_name_what_exists():
         (ROOT / "setup.py").read_text()
     for rel in ("stewart_platform.yaml", "stewart_dasgupta.yaml"):
         assert f'"{rel}"' in launch and (ROOT / "config" / rel).is_file()
+
+
+def test_lifecycle_over_the_standard_services(sp):
+    """autostart false: unconfigured until a manager configures and activates it; deactivated,
+    it publishes nothing; cleanup forgets the platform."""
+    from lifecycle_msgs.msg import State, Transition
+    from lifecycle_msgs.srv import ChangeState, GetState
+    h = Harness(namespace="/managed", overrides=[Parameter("autostart", value=False)])
+    try:
+        change = h.peer.create_client(ChangeState, h.ns + "change_state")
+        get = h.peer.create_client(GetState, h.ns + "get_state")
+
+        def call(client, request):
+            h.spin_until(client.service_is_ready, "the lifecycle service")
+            future = client.call_async(request)
+            h.spin_until(future.done, "its response")
+            return future.result()
+
+        def transition(t):
+            return call(change, ChangeState.Request(transition=Transition(id=t))).success
+
+        assert call(get, GetState.Request()).current_state.id == State.PRIMARY_STATE_UNCONFIGURED
+        assert h.node.loop is None
+        assert transition(Transition.TRANSITION_CONFIGURE)
+        assert transition(Transition.TRANSITION_ACTIVATE)
+        h.wait_for_subscribers()
+        send_setpoint_and_expect(h, point(**GOOD), good_forces(sp))
+        assert transition(Transition.TRANSITION_DEACTIVATE)
+        h.spin_for(0.1)
+        h.forces.clear()
+        h.spin_for(0.3)
+        assert h.forces == []  # inactive: no forces
+        assert transition(Transition.TRANSITION_CLEANUP)
+        assert call(get, GetState.Request()).current_state.id == State.PRIMARY_STATE_UNCONFIGURED
+        assert h.node.loop is None
+    finally:
+        h.close()

@@ -1,5 +1,5 @@
-"""Helpers shared by the robodyn_ros nodes: a parameter table, validated run-time changes,
-diagnostics, counted and throttled warnings, the robot description, and the main loop.
+"""Helpers shared by the robodyn_ros nodes: parameters declared from a schema with validated
+run-time changes, stamps, diagnostics, counted and throttled warnings.
 
 Nodes stay thin adapters (doc/architecture.md): they convert messages to arrays, call the core
 and convert back; what every node needs to be a well-behaved ROS node lives here.
@@ -7,7 +7,6 @@ and convert back; what every node needs to be a well-behaved ROS node lives here
 from __future__ import annotations
 
 import array
-import pathlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -19,8 +18,6 @@ from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
 
 from ..parameters import ParamSpec
 from ..reasons import CountedEvent, bounded
@@ -203,75 +200,3 @@ class Diagnostics:
         msg.header.stamp = self._node.get_clock().now().to_msg()
         msg.status = [diagnostic_status(self._name, self._hardware_id, level, message, values)]
         self._publisher.publish(msg)
-
-
-#: robot_state_publisher's robot_description: latched (transient local), reliable.
-DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-def when_described(node: Node, params: Parameters, setup: Callable[[str | None], None]) -> None:
-    """``setup(None)`` now when the parameters name a description; otherwise subscribe
-    ``robot_description`` (relative: /robot_description in the root namespace) and run
-    ``setup(urdf)`` once one arrives, warning meanwhile. A description that fails is logged and
-    the next one tried."""
-    if describes_robot(params):
-        setup(None)
-        return
-
-    waiting = ["waiting for /robot_description"]
-
-    def arrived(msg):
-        try:
-            setup(msg.data)
-        except ConfigurationError as exc:
-            waiting[0] = f"the published robot_description does not configure: {exc}"
-            node.get_logger().error(waiting[0])
-            return
-        node.destroy_subscription(subscription)
-        status.destroy()
-
-    subscription = node.create_subscription(String, "robot_description", arrived, DESCRIPTION_QOS)
-    status = Diagnostics(node, lambda: (WARN, waiting[0], {}), params["diagnostic_period"])
-    node.get_logger().warning("no robot_description or urdf_file: waiting for /robot_description")
-
-
-def describes_robot(params: Parameters) -> bool:
-    """Whether the parameters name a description (else a node waits for /robot_description)."""
-    return bool(params["robot_description"].strip() or params["urdf_file"])
-
-
-def robot_description_source(params: Parameters) -> tuple[str, list[str]]:
-    """What describes the robot, and its xacro arguments: the URDF XML of ``robot_description``,
-    or else the path ``urdf_file`` (any declared encoding; a .xacro file is expanded with
-    ``xacro_args``). Parameters that name no description are a ConfigurationError; the loader
-    (robodyn_ros.dynamics.description) judges the rest."""
-    xml, path, xacro_args = params["robot_description"], params["urdf_file"], params["xacro_args"]
-    if xml.strip():
-        if not xml.lstrip("\ufeff \t\r\n").startswith("<"):
-            raise ConfigurationError("robot_description is not URDF XML (it does not start with "
-                                     "'<'); give a file's path as urdf_file")
-        return xml, xacro_args   # xacro_args here are refused by the loader
-    if not path:
-        raise ConfigurationError(
-            "no robot model: set robot_description (URDF XML, as robot_state_publisher takes it) "
-            "or urdf_file (a path to a .urdf or .xacro file)")
-    file = pathlib.Path(path).expanduser()
-    if not file.is_file():
-        raise ConfigurationError(f"urdf_file '{path}' does not exist or is not a file")
-    return str(file), xacro_args
-
-
-def load_model(params: Parameters, published: str | None = None):
-    """The RobotModel of the chain the robot-description parameters name, or of the URDF
-    ``published`` on /robot_description when neither parameter is set."""
-    from robodyn_ros.dynamics import RobotModel
-    if published is not None and not (params["robot_description"].strip() or params["urdf_file"]):
-        description, xacro_args = published, []
-    else:
-        description, xacro_args = robot_description_source(params)
-    try:
-        return RobotModel.from_urdf(description, root_link=params["root_link"] or None,
-                                    tip_link=params["tip_link"] or None, xacro_args=xacro_args)
-    except (ValueError, KeyError, OSError) as exc:
-        raise ConfigurationError(f"cannot build the robot model from the URDF: {exc}") from exc

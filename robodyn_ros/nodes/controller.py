@@ -17,10 +17,6 @@ import array
 
 import numpy as np
 import rclpy.logging
-from rclpy.publisher import Publisher
-from rclpy.service import Service
-from rclpy.subscription import Subscription
-from rclpy.timer import Timer
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
@@ -32,8 +28,8 @@ from ..control.joints import JointOrder
 from ..control.loop import WARN, Command, ControlLoop, LawFailure, Rejection
 from ..dynamics import warm_up
 from ..parameters import controller_schema, node_schema
-from .common import (DESCRIPTION_QOS, ConfigurationError, Diagnostics, describes_robot, load_model,
-                     stamp_seconds, steady_clock)
+from .common import ConfigurationError, Diagnostics, stamp_seconds, steady_clock
+from .description import DESCRIPTION_QOS, describes_robot, load_model
 from .controller_state import ControllerStatePublisher
 from .lifecycle import SUCCESS, ManagedNode, spin
 from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message
@@ -56,7 +52,6 @@ class ComputedTorqueController(ManagedNode):
         own = {s.name for s in node_schema(NAME)}
         self._config_keys = [s.name for s in specs if s.name in LOOP_KEYS or s.name not in own]
         self.loop = self._action = None
-        self._entities = []  # what configure created, destroyed by teardown
         self._published = None  # the URDF from /robot_description
         Diagnostics(self, self._report, self.params["diagnostic_period"])
         self.params.on_set(self._validate, self._apply)
@@ -96,26 +91,26 @@ class ComputedTorqueController(ManagedNode):
         self._command = Float64MultiArray()
         self._buffer = array.array("d", bytes(8 * self.model.dof))
         self._view = np.frombuffer(self._buffer)
-        self._command_pub = self._made(self.create_publisher(Float64MultiArray,
+        self._command_pub = self.own(self.create_publisher(Float64MultiArray,
                                                              p["command_topic"], 10))
-        self._state = self._made(ControllerStatePublisher(self, self.joints))
-        self._made(self.create_subscription(JointState, "joint_states", self._on_joint_state, 10))
-        self._made(self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory",
+        self._state = self.own(ControllerStatePublisher(self, self.joints))
+        self.own(self.create_subscription(JointState, "joint_states", self._on_joint_state, 10))
+        self.own(self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory",
                                             self._on_trajectory, 10))
-        self._made(self.create_subscription(JointTrajectoryPoint, "~/reference",
+        self.own(self.create_subscription(JointTrajectoryPoint, "~/reference",
                                             self._on_reference, 10))
-        self._made(self.create_service(SetBool, "~/enable", self._on_enable))
-        self._made(self.create_service(Trigger, "~/hold", self._on_hold))
+        self.own(self.create_service(SetBool, "~/enable", self._on_enable))
+        self.own(self.create_service(Trigger, "~/hold", self._on_hold))
         if self._rate > 0.0:
-            self._made(self.create_timer(1.0 / self._rate, self._on_timer))
+            self.own(self.create_timer(1.0 / self._rate, self._on_timer))
         # staleness is judged in wall time, noticed even when /clock stops; the watchdog's
         # period bounds how late the safe command may start
-        self._made(self.create_timer(max(p["state_timeout"] / 10.0, 1e-3), self._watchdog,
+        self.own(self.create_timer(max(p["state_timeout"] / 10.0, 1e-3), self._watchdog,
                                      clock=steady_clock()))
         if FollowJointTrajectory is None:
             self.get_logger().warning(NO_CONTROL_MSGS)
         else:
-            self._action = self._made(TrajectoryAction(
+            self._action = self.own(TrajectoryAction(
                 self, self.loop, self._tolerances(order.dof), 1.0 / p["action_monitor_rate"]))
         cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
         self.get_logger().info(f"{type(self.loop.law).__name__} on joints {self.joints}, "
@@ -133,10 +128,6 @@ class ComputedTorqueController(ManagedNode):
                           np.full(dof, p["constraints.stopped_velocity_tolerance"]),
                           p["constraints.goal_time"])
 
-    def _made(self, entity):
-        self._entities.append(entity)
-        return entity
-
     def activate(self):
         self.loop.activate()
         self.get_logger().info("active: commanding from the measured position")
@@ -148,12 +139,7 @@ class ComputedTorqueController(ManagedNode):
         self.get_logger().info(f"inactive: published {self.params['on_deactivate']} once")
 
     def teardown(self):
-        destroy = {Publisher: self.destroy_publisher, Subscription: self.destroy_subscription,
-                   Service: self.destroy_service, Timer: self.destroy_timer}
-        for entity in reversed(self._entities):
-            kind = next((k for k in destroy if isinstance(entity, k)), None)
-            destroy[kind](entity) if kind else entity.destroy()
-        self._entities.clear()
+        super().teardown()
         self.loop = self._action = None
 
     # ------------------------------------------------------------------ parameters

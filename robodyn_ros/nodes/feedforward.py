@@ -25,8 +25,8 @@ from ..control.feedforward import EffortFeedforward
 from ..dynamics import warm_up
 from ..parameters import node_schema
 from .lifecycle import spin
-from .common import (OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters,
-                     load_model, when_described)
+from .common import OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters
+from .description import load_model, when_described
 from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message
 
 NAME = "effort_feedforward"

@@ -22,6 +22,10 @@ from collections.abc import Callable, Sequence
 
 import rclpy
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.publisher import Publisher
+from rclpy.service import Service
+from rclpy.subscription import Subscription
+from rclpy.timer import Timer
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
 
@@ -39,6 +43,12 @@ class ManagedNode(LifecycleNode):
         self.active = False
         self.configure_error = ""
         self._finalized = False
+        self._owned = []  # what configure created: publishers, subscriptions, services, timers
+
+    def own(self, entity):
+        """``entity``, destroyed by teardown (anything with ``destroy()`` or a node entity)."""
+        self._owned.append(entity)
+        return entity
 
     # the subclass's part ------------------------------------------------------------------
     def configure(self) -> None:
@@ -51,7 +61,14 @@ class ManagedNode(LifecycleNode):
         """Leave one safe output and stop commanding."""
 
     def teardown(self) -> None:
-        """Destroy what configure created (it may have stopped half-way)."""
+        """Destroy what configure created (it may have stopped half-way); a subclass that keeps
+        more state resets it and calls this."""
+        destroy = {Publisher: self.destroy_publisher, Subscription: self.destroy_subscription,
+                   Service: self.destroy_service, Timer: self.destroy_timer}
+        for entity in reversed(self._owned):
+            kind = next((k for k in destroy if isinstance(entity, k)), None)
+            destroy[kind](entity) if kind else entity.destroy()
+        self._owned.clear()
 
     # the lifecycle ------------------------------------------------------------------------
     def start(self) -> None:

@@ -41,8 +41,8 @@ from ..parameters import node_schema
 from ..reasons import bounded
 from .lifecycle import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     Parameters, load_model, robot_description_source, steady_clock,
-                     when_described)
+                     Parameters, steady_clock)
+from .description import load_model, robot_description_source, when_described
 
 
 def schema():

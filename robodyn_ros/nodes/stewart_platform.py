@@ -1,42 +1,11 @@
 """ROS 2 node ``stewart_platform``: platform trajectory in, six actuator forces out (Dasgupta &
-Mruthyunjaya 1998 inverse dynamics with leg inertia and joint friction).
+Mruthyunjaya 1998 inverse dynamics with leg inertia and joint friction), a managed node.
 
-Subscribes
-  ~/trajectory       trajectory_msgs/MultiDOFJointTrajectory: one transform per point (platform
-                     reference point in the base frame), optional velocities/accelerations (base frame,
-                     zero when absent); sampled in time from header.stamp (receipt time when zero);
-                     an empty trajectory stops it and holds the current pose.
-  ~/setpoint         trajectory_msgs/MultiDOFJointTrajectoryPoint: one state, held until replaced.
-  ~/leg_setpoint     sensor_msgs/JointState: six leg lengths (names leg1..leg6 once each in any
-                     order, or no names for that order), within the file's limits.leg_length;
-                     forward kinematics from the current target pose gives a pose held at rest.
-  ~/external_wrench  geometry_msgs/WrenchStamped: force and moment on the platform at its reference
-                     point, platform frame, each at most 1e9 N or N m; used until replaced.
-Publishes
-  ~/actuator_forces  std_msgs/Float64MultiArray, N, legs 1..6
-  ~/static_forces    std_msgs/Float64MultiArray, F0 (only when publish_static_forces)
-  ~/legs             sensor_msgs/JointState: position = length (m), velocity = rate (m/s),
-                     effort = force (N)
-  /diagnostics       condition number of H, largest force, OK / WARN (ill-conditioned, input rejected)
-                     / ERROR (singular, beyond the limits)
-Service
-  ~/enable           std_srvs/SetBool: stop or resume publishing forces
-
-Safe action: a target (setpoint, leg setpoint or trajectory) with a point that is singular, beyond
-condition_limit or beyond force_limit is refused on arrival and reported as ERROR at once. When a
-sampled state crosses those limits, the node publishes NO forces for it (it never clips: clipped forces
-would not balance the platform and would look valid), reports ERROR on /diagnostics with the reason, and
-resumes by itself once the commanded state is back within the limits. Downstream actuators therefore
-keep their last safe command or apply their own timeout. Malformed inputs (non-finite numbers, a
-quaternion off unit norm, a point without exactly one transform, times not increasing, a negative
-stamp, a leg setpoint without six positions or six distinct leg names, an external force or moment
-beyond 1e9 N or N m), legs outside limits.leg_length (leg setpoints are checked before forward
-kinematics) and forward kinematics not converging are rejected. Every rejection or refusal leaves
-the current target unchanged; the reason is counted, logged (throttled) and shown as last_rejection
-on /diagnostics, bounded to 1000 characters (a long list as its count and first items). No input
-callback raises: an exception would end the node. A new rate takes effect at once.
-
-The logic lives in robodyn_ros.stewart.force_loop (no ROS); this module is its ROS adapter.
+Topics (``~/trajectory``, ``~/setpoint``, ``~/leg_setpoint``, ``~/external_wrench`` in;
+``~/actuator_forces``, ``~/static_forces``, ``~/legs``, /diagnostics out), the ``~/enable``
+service, the lifecycle and the safe action (refuse, never clip, report; withheld forces resume by
+themselves; bounded reasons): doc/stewart_platform.md. The logic lives in
+robodyn_ros.stewart.force_loop (no ROS); this module is its ROS adapter.
 """
 from __future__ import annotations
 
@@ -45,7 +14,6 @@ import warnings
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
@@ -58,9 +26,9 @@ from ..stewart import PlatformFileError, StewartPlatform, warm_up
 from ..stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Level, Limits,
                                   Rejection, Withheld)
 from ..stewart.setpoints import SetpointError
-from .lifecycle import spin
+from .lifecycle import ManagedNode, spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     Parameters, stamp_seconds)
+                     stamp_seconds)
 
 DIAGNOSTIC_LEVEL = {Level.OK: OK, Level.WARN: WARN, Level.ERROR: ERROR}
 
@@ -100,6 +68,8 @@ def _input(what):
     def wrap(callback):
         @functools.wraps(callback)
         def guarded(self, msg):
+            if self.loop is None:
+                return
             try:
                 outcome = callback(self, msg)
             except (SetpointError, ValueError) as exc:   # malformed while decoding the message
@@ -112,14 +82,25 @@ def _input(what):
     return wrap
 
 
-class StewartPlatformNode(Node):
+class StewartPlatformNode(ManagedNode):
+    """A managed node: configure loads the platform file, compiles and validates the limits;
+    activate starts publishing forces; deactivate stops (the actuators keep their last command or
+    apply their own timeout, as when forces are withheld)."""
+
     def __init__(self, **kwargs):
-        super().__init__("stewart_platform", **kwargs)
-        self.params = Parameters(self, schema())
-        try:
-            limits = Limits(**{name: self.params[name] for name in Limits.names()})
-        except ValueError as exc:
-            raise ConfigurationError(str(exc)) from exc
+        super().__init__("stewart_platform", schema(), **kwargs)
+        self.loop = None
+        self.rejected = CountedWarning(self, "input rejected")
+        self.withheld = CountedWarning(self, "forces withheld")
+        self.status = (WARN, "unconfigured", {})
+        self._published_level = WARN
+        self.diagnostics = Diagnostics(self, self.diagnostic_report,
+                                       period=self.params["diagnostic_period"])
+        self.params.on_set(self.validate_parameters, self.apply_parameters)
+        self.start()
+
+    def configure(self):
+        limits = Limits(**{name: self.params[name] for name in Limits.names()})
         path = self.params["platform_file"] or find_share_file("config/stewart_dasgupta.yaml")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -131,24 +112,26 @@ class StewartPlatformNode(Node):
             self.get_logger().warning(str(w.message))
         warm_up(platform, notify=self.get_logger().info)   # compile before the first setpoint
         self.loop = ForceLoop(platform, limits, clock=self.now)
-        self.rejected = CountedWarning(self, "input rejected")
-        self.withheld = CountedWarning(self, "forces withheld")
         self.status = (OK, "no target yet", {})
-        self._published_level = OK
+        self.pub_forces = self.own(self.create_publisher(Float64MultiArray, "~/actuator_forces", 10))
+        self.pub_static = self.own(self.create_publisher(Float64MultiArray, "~/static_forces", 10))
+        self.pub_legs = self.own(self.create_publisher(JointState, "~/legs", 10))
+        for kind, topic, callback in (
+                (MultiDOFJointTrajectory, "~/trajectory", self.on_trajectory),
+                (MultiDOFJointTrajectoryPoint, "~/setpoint", self.on_setpoint),
+                (JointState, "~/leg_setpoint", self.on_leg_setpoint),
+                (WrenchStamped, "~/external_wrench", self.on_wrench)):
+            self.own(self.create_subscription(kind, topic, callback, 10))
+        self.own(self.create_service(SetBool, "~/enable", self.on_enable))
+        self.timer = self.own(self.create_timer(1.0 / self.params["rate"], self.step))
 
-        self.pub_forces = self.create_publisher(Float64MultiArray, "~/actuator_forces", 10)
-        self.pub_static = self.create_publisher(Float64MultiArray, "~/static_forces", 10)
-        self.pub_legs = self.create_publisher(JointState, "~/legs", 10)
-        self.create_subscription(MultiDOFJointTrajectory, "~/trajectory", self.on_trajectory, 10)
-        self.create_subscription(MultiDOFJointTrajectoryPoint, "~/setpoint", self.on_setpoint, 10)
-        self.create_subscription(JointState, "~/leg_setpoint", self.on_leg_setpoint, 10)
-        self.create_subscription(WrenchStamped, "~/external_wrench", self.on_wrench, 10)
-        self.create_service(SetBool, "~/enable", self.on_enable)
-        self.timer = self.create_timer(1.0 / self.params["rate"], self.step)
-        self.params.on_set(self.validate_parameters, self.apply_parameters)
-        self.diagnostics = Diagnostics(self, self.diagnostic_report,
-                                       period=self.params["diagnostic_period"],
-                                       hardware_id=platform.name)
+    def deactivate(self):
+        self.report(WARN, "inactive: no forces published", {})
+
+    def teardown(self):
+        super().teardown()
+        self.loop = None
+        self.status = (WARN, self.configure_error or "unconfigured", {})
 
     def now(self):
         """Node-clock time in seconds (the clock trajectory stamps are read on)."""
@@ -156,10 +139,14 @@ class StewartPlatformNode(Node):
 
     def validate_parameters(self, changes):
         """The new limits, all validated together (ValueError refuses the request), and a rate."""
+        if self.loop is None:  # unconfigured: configure validates everything
+            return None
         return (self.loop.limits.replace({k: v for k, v in changes.items() if k in Limits.names()}),
                 changes.get("rate"))
 
     def apply_parameters(self, change):
+        if change is None or self.loop is None:
+            return
         self.loop.limits, rate = change
         if rate is not None:
             # a new period alone would wait out the old one (100 -> 0.2 -> 100 Hz: 4.5 s without
@@ -206,6 +193,8 @@ class StewartPlatformNode(Node):
 
     # --- evaluation ---------------------------------------------------------------------------
     def step(self):
+        if not self.active:
+            return
         evaluation = self.loop.evaluate()
         if isinstance(evaluation, Withheld):
             self.withheld(evaluation.reason)
@@ -232,6 +221,8 @@ class StewartPlatformNode(Node):
     def diagnostic_report(self):
         level, message, values = self.status
         self._published_level = level
+        if self.loop is None:
+            return level, message, values
         rejection = self.loop.last_rejection
         return level, message, {**values, "enabled": self.loop.enabled,
                                 "last_rejection": str(rejection) if rejection else "",
