@@ -20,6 +20,7 @@ import pytest
 
 from robodyn_ros.dynamics import RobotModel
 from urdf_factory import random_urdf
+from pin_oracle import configuration  # noqa: E402 (test/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ["urdf/puma560.urdf", "urdf/puma560_gazebo.urdf", "urdf/stanford.urdf", "urdf/planar2.urdf"]
@@ -61,13 +62,7 @@ class Pin:
         self.model.armature = np.array(model.armature) if armature else np.zeros(model.dof)
 
     def q(self, q):
-        out = np.zeros(self.model.nq)
-        for j, qi in zip(self.joints, q):
-            if j.nq == 2:              # continuous joint: (cos q, sin q)
-                out[j.idx_q:j.idx_q + 2] = np.cos(qi), np.sin(qi)
-            else:
-                out[j.idx_q] = qi
-        return out
+        return configuration(self.model, self.joints, q)
 
     def rnea(self, q, qd, qdd):
         return pin.rnea(self.model, self.data, self.q(q), qd, qdd).copy()

@@ -18,6 +18,7 @@ import pytest
 
 from robodyn_ros.dynamics import RobotModel
 from vendor_robots import robots_directory
+from pin_oracle import configuration  # noqa: E402 (test/ is on sys.path)
 
 REL = 1e-12
 
@@ -66,13 +67,7 @@ class PinChain:
         self.tip = self.model.getFrameId(tip, pin.BODY)
 
     def q(self, q):
-        out = pin.neutral(self.model)
-        for j, qi in zip(self.joints, q):
-            if j.nq == 2:              # continuous joint: (cos q, sin q)
-                out[j.idx_q:j.idx_q + 2] = np.cos(qi), np.sin(qi)
-            else:
-                out[j.idx_q] = qi
-        return out
+        return configuration(self.model, self.joints, q)
 
     def v_(self, v):
         out = np.zeros(self.model.nv)
