@@ -12,6 +12,9 @@ Subscribes
                      forward kinematics from the current target pose gives a pose held at rest.
   ~/external_wrench  geometry_msgs/WrenchStamped: force and moment on the platform at its reference
                      point, platform frame, each at most 1e9 N or N m; used until replaced.
+  ~/legs_measured    sensor_msgs/JointState: measured leg lengths (position) and rates (velocity),
+                     names as ~/leg_setpoint; control computed_torque closes the loop on them and
+                     answers each with one force command (doc/stewart_closed_loop.md).
 Publishes
   ~/actuator_forces  std_msgs/Float64MultiArray, N, legs 1..6
   ~/static_forces    std_msgs/Float64MultiArray, F0 (only when publish_static_forces)
@@ -58,6 +61,7 @@ from ..stewart import PlatformFileError, StewartPlatform, warm_up
 from ..stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Level, Limits,
                                   Rejection, Withheld)
 from ..stewart.setpoints import SetpointError
+from ..stewart.tracking import Gains
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
                      Parameters, spin, stamp_seconds)
 
@@ -117,6 +121,7 @@ class StewartPlatformNode(Node):
         self.params = Parameters(self, schema())
         try:
             limits = Limits(**{name: self.params[name] for name in Limits.names()})
+            gains = Gains(self.params["kp"], self.params["kv"])
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from exc
         path = self.params["platform_file"] or find_share_file("config/stewart_dasgupta.yaml")
@@ -129,7 +134,8 @@ class StewartPlatformNode(Node):
         for w in caught:
             self.get_logger().warning(str(w.message))
         warm_up(platform, notify=self.get_logger().info)   # compile before the first setpoint
-        self.loop = ForceLoop(platform, limits, clock=self.now)
+        self.loop = ForceLoop(platform, limits, clock=self.now, control=self.params["control"],
+                              gains=gains, measurement_timeout=self.params["measurement_timeout"])
         self.rejected = CountedWarning(self, "input rejected")
         self.withheld = CountedWarning(self, "forces withheld")
         self.status = (OK, "no target yet", {})
@@ -142,8 +148,9 @@ class StewartPlatformNode(Node):
         self.create_subscription(MultiDOFJointTrajectoryPoint, "~/setpoint", self.on_setpoint, 10)
         self.create_subscription(JointState, "~/leg_setpoint", self.on_leg_setpoint, 10)
         self.create_subscription(WrenchStamped, "~/external_wrench", self.on_wrench, 10)
+        self.create_subscription(JointState, "~/legs_measured", self.on_legs_measured, 10)
         self.create_service(SetBool, "~/enable", self.on_enable)
-        self.timer = self.create_timer(1.0 / self.params["rate"], self.step)
+        self.timer = self.create_timer(1.0 / self.params["rate"], self.tick)
         self.params.on_set(self.validate_parameters, self.apply_parameters)
         self.diagnostics = Diagnostics(self, self.diagnostic_report,
                                        period=self.params["diagnostic_period"],
@@ -198,12 +205,25 @@ class StewartPlatformNode(Node):
     def on_wrench(self, msg):
         return self.loop.external_wrench(_vec(msg.wrench.force), _vec(msg.wrench.torque))
 
+    @_input("leg measurement")
+    def on_legs_measured(self, msg):
+        rejection = self.loop.measure(msg.position, msg.velocity, msg.name)
+        if rejection is None and self.loop.control == "computed_torque":
+            self.step()   # one answer per measurement: read, compute, write
+        return rejection
+
     def on_enable(self, request, response):
         response.message = self.loop.enable(request.data)
         response.success = True
         return response
 
     # --- evaluation ---------------------------------------------------------------------------
+    def tick(self):
+        """At ``rate``: feed-forward forces; computed_torque answers measurements instead, and
+        here only withholds (and says why) once they stop."""
+        if self.loop.control == "feedforward" or self.loop.measurement_stale():
+            self.step()
+
     def step(self):
         evaluation = self.loop.evaluate()
         if isinstance(evaluation, Withheld):
