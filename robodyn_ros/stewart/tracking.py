@@ -97,3 +97,27 @@ def commanded_acceleration(desired, measured: MeasuredState, gains: Gains):
     acc = (np.concatenate([desired.linear_acceleration, desired.angular_acceleration])
            + gains.kv * de + gains.kp * e)
     return acc[:3], acc[3:]
+
+
+def hold_error(sp, path, period: float, kp, step: float = 0.01) -> np.ndarray:
+    """The largest error per task axis (6,) that sampling the law every ``period`` seconds leaves
+    along ``path`` (a LinearParabolicPath) with a perfect model: the forces held over a period lag
+    the forces F(t) the path needs by F' T / 2 on average, an acceleration deficit
+    M_F^-1 F' T / 2 (M_F: forward_dynamics' actuator mass matrix) that the law answers, quasi-
+    statically, with Kp e. F' is differenced on a grid of ``step`` away from the blends' ends
+    (where the path's acceleration jumps and F' does not exist)."""
+    h = 1e-4
+    t = np.arange(0.0, path.tau_f, step) + step / 2
+    jumps = np.array([path.tau_t, path.tau_theta, path.tau_f - path.tau_t,
+                      path.tau_f - path.tau_theta])
+    t = t[np.abs(t[:, None] - jumps[None]).min(axis=1) > 2 * h]
+
+    def forces(times):
+        return sp.inverse_dynamics(*path.sample(times).pose_args()).forces
+
+    rate = (forces(t + h) - forces(t - h)) / (2 * h)
+    s = path.sample(t)
+    deficit = np.array([np.linalg.solve(sp.forward_dynamics(
+        s.position[i], s.rotation[i], s.linear_velocity[i], s.angular_velocity[i],
+        np.zeros(6)).actuator_mass_matrix, rate[i]) for i in range(len(t))])
+    return np.abs(deficit).max(axis=0) * period / 2 / np.broadcast_to(kp, (6,))
