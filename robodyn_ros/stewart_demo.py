@@ -14,7 +14,8 @@ samples (the same knots, the same interpolation). The bound, per axis, is MARGIN
 the zero-order hold of a sampled law leaves with a perfect model (tracking.hold_error: M_F^-1 F'
 T / (2 Kp), from the model along Path I, no simulation): the loop over DDS must be as good as the
 sampled law on paper, which a lost sample or a period of extra delay (three times the error) is
-not. ``--payload`` adds a run with an unmodelled payload, ``--noise`` one with noisy leg sensors.
+not. ``--payload`` adds a run with an unmodelled payload, ``--universal-plant`` one whose legs are
+exact universal joints, ``--noise`` one with noisy leg sensors.
 """
 from __future__ import annotations
 
@@ -49,7 +50,11 @@ def parse_args(argv):
     parser.add_argument("--until", type=float, default=None, metavar="S",
                         help="stop recording S seconds into Path I (default: its end + settling)")
     parser.add_argument("--payload", type=float, default=0.0, metavar="KG",
-                        help="also run with an unmodelled point mass of KG on the platform")
+                        help="also run with an unmodelled point mass of KG at the platform's "
+                        "centre of mass")
+    parser.add_argument("--universal-plant", action="store_true",
+                        help="also run with a plant of exact universal joints under the "
+                        "controller's no_spin legs (doc/stewart_models.md)")
     parser.add_argument("--noise", type=float, nargs=2, default=None, metavar=("M", "M_S"),
                         help="also run with leg sensors of these standard deviations (length, "
                              "rate)")
@@ -91,6 +96,8 @@ def main(argv=None) -> int:
     if args.payload:   # at the platform's centre of mass: more mass, more inertia, same centre
         runs.append((f"+{args.payload:g} kg", {"payload_mass": args.payload,
                                               "payload_com": param_list(sp.R0)}))
+    if args.universal_plant:
+        runs.append(("universal plant", {"leg_model": "universal"}))
     if args.noise:
         runs.append(("noisy legs", {"length_noise": args.noise[0], "rate_noise": args.noise[1]}))
     print(f"Stewart platform, task-space computed torque on Path I (Dasgupta & Mruthyunjaya): "

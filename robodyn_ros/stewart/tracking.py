@@ -77,7 +77,10 @@ def estimate(sp, lengths, rates, position_guess, rotation_guess) -> MeasuredStat
         raise EstimateError(f"forward kinematics: {exc}") from None
     ik = sp.inverse_kinematics(t, R)
     J = np.hstack([ik.directions, np.cross(ik.q, ik.directions)])
-    twist = np.linalg.solve(J, np.asarray(rates, float))   # J is regular: FK converged with it
+    try:
+        twist = np.linalg.solve(J, np.asarray(rates, float))   # regular where FK converged
+    except np.linalg.LinAlgError:
+        raise EstimateError("leg Jacobian singular at the measured pose") from None
     if not np.all(np.isfinite(twist)):
         raise EstimateError("twist from the leg rates not finite")
     return MeasuredState(t, R, twist[:3], twist[3:])
