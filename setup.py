@@ -56,6 +56,7 @@ setup(
             "computed_torque_controller = robodyn_ros.nodes.controller:main",
             "arm_simulator = robodyn_ros.nodes.simulator:main",
             "stewart_platform = robodyn_ros.nodes.stewart_platform:main",
+            "stewart_simulator = robodyn_ros.nodes.stewart_simulator:main",
             "effort_feedforward = robodyn_ros.nodes.feedforward:main",
         ],
         "robodyn_ros.control_laws": [

@@ -6,7 +6,8 @@ import sys
 
 # subcommand -> (module with main(argv), one-line help)
 COMMANDS = {
-    "demo": ("robodyn_ros.demo", "PUMA 560 computed-torque closed loop over real DDS (004 §5)"),
+    "demo": ("robodyn_ros.demo", "PUMA 560 computed-torque closed loop over real DDS (004 §5); "
+             "--stewart: the Stewart platform's on Path I"),
     "stewart-path": ("robodyn_ros.stewart.path_study", "Stewart platform Paths I-III (002 §4)"),
     "bench": ("robodyn_ros.benchmarks", "benchmarks against Pinocchio, printed and as JSON"),
     "perf-page": ("robodyn_ros.benchmarks.page", "doc/performance.md's figures from a bench JSON"),

@@ -178,6 +178,7 @@ NODE_SCHEMAS = {
     "computed_torque_controller": controller_schema,
     "arm_simulator": lambda: node_schema("arm_simulator"),
     "stewart_platform": lambda: node_schema("stewart_platform"),
+    "stewart_simulator": lambda: node_schema("stewart_simulator"),
     "effort_feedforward": lambda: node_schema("effort_feedforward"),
 }
 COLUMNS = ("name", "type", "default", "range / constraints", "read-only", "description")

@@ -182,7 +182,7 @@ def test_parameter_yaml_matches_the_node(relative, executable):
 
 
 @pytest.mark.parametrize("executable", ["computed_torque_controller", "arm_simulator",
-                                        "effort_feedforward"])
+                                        "effort_feedforward", "stewart_simulator"])
 def test_parameter_yaml_loads_into_the_real_node(executable):
     """The values themselves pass the node's types, ranges and checks."""
     import warnings
@@ -192,7 +192,8 @@ def test_parameter_yaml_loads_into_the_real_node(executable):
     module = importlib.import_module(SCRIPTS[executable])
     node_class = {"computed_torque_controller": "ComputedTorqueController",
                   "arm_simulator": "ArmSimulator",
-                  "effort_feedforward": "EffortFeedforwardNode"}[executable]
+                  "effort_feedforward": "EffortFeedforwardNode",
+                  "stewart_simulator": "StewartSimulator"}[executable]
     context = Context()
     rclpy.init(context=context, args=[
         "--ros-args", "--params-file", str(ROOT / "config" / f"{executable}.yaml"),

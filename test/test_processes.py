@@ -25,6 +25,7 @@ NODES = {  # module: (arguments, a line its log prints once it runs)
                   "simulating"),
     "stewart_platform": ([], "stewart_platform"),
     "feedforward": (["-p", f"urdf_file:={URDF}"], "effort_feedforward"),
+    "stewart_simulator": ([], "stewart_simulator"),
 }
 
 

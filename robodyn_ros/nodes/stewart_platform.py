@@ -1,7 +1,7 @@
 """ROS 2 node ``stewart_platform``: platform trajectory in, six actuator forces out (Dasgupta &
 Mruthyunjaya 1998 inverse dynamics with leg inertia and joint friction), a managed node.
 
-Topics (``~/trajectory``, ``~/setpoint``, ``~/leg_setpoint``, ``~/external_wrench`` in;
+Topics (``~/trajectory``, ``~/setpoint``, ``~/leg_setpoint``, ``~/external_wrench``, ``~/legs_measured`` in;
 ``~/actuator_forces``, ``~/static_forces``, ``~/legs``, /diagnostics out), the ``~/enable``
 service, the lifecycle and the safe action (refuse, never clip, report; withheld forces resume by
 themselves; bounded reasons): doc/stewart_platform.md. The logic lives in
@@ -26,6 +26,7 @@ from ..stewart import PlatformFileError, StewartPlatform, warm_up
 from ..stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Level, Limits,
                                   Rejection, Withheld)
 from ..stewart.setpoints import SetpointError
+from ..stewart.tracking import Gains
 from .lifecycle import ManagedNode, spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
                      stamp_seconds)
@@ -101,6 +102,7 @@ class StewartPlatformNode(ManagedNode):
 
     def configure(self):
         limits = Limits(**{name: self.params[name] for name in Limits.names()})
+        gains = Gains(self.params["kp"], self.params["kv"])
         path = self.params["platform_file"] or find_share_file("config/stewart_dasgupta.yaml")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -111,7 +113,8 @@ class StewartPlatformNode(ManagedNode):
         for w in caught:
             self.get_logger().warning(str(w.message))
         warm_up(platform, notify=self.get_logger().info)   # compile before the first setpoint
-        self.loop = ForceLoop(platform, limits, clock=self.now)
+        self.loop = ForceLoop(platform, limits, clock=self.now, control=self.params["control"],
+                              gains=gains, measurement_timeout=self.params["measurement_timeout"])
         self.status = (OK, "no target yet", {})
         self.pub_forces = self.own(self.create_publisher(Float64MultiArray, "~/actuator_forces", 10))
         self.pub_static = self.own(self.create_publisher(Float64MultiArray, "~/static_forces", 10))
@@ -120,10 +123,11 @@ class StewartPlatformNode(ManagedNode):
                 (MultiDOFJointTrajectory, "~/trajectory", self.on_trajectory),
                 (MultiDOFJointTrajectoryPoint, "~/setpoint", self.on_setpoint),
                 (JointState, "~/leg_setpoint", self.on_leg_setpoint),
-                (WrenchStamped, "~/external_wrench", self.on_wrench)):
+                (WrenchStamped, "~/external_wrench", self.on_wrench),
+                (JointState, "~/legs_measured", self.on_legs_measured)):
             self.own(self.create_subscription(kind, topic, callback, 10))
         self.own(self.create_service(SetBool, "~/enable", self.on_enable))
-        self.timer = self.own(self.create_timer(1.0 / self.params["rate"], self.step))
+        self.timer = self.own(self.create_timer(1.0 / self.params["rate"], self.tick))
 
     def deactivate(self):
         self.report(WARN, "inactive: no forces published", {})
@@ -186,12 +190,25 @@ class StewartPlatformNode(ManagedNode):
     def on_wrench(self, msg):
         return self.loop.external_wrench(_vec(msg.wrench.force), _vec(msg.wrench.torque))
 
+    @_input("leg measurement")
+    def on_legs_measured(self, msg):
+        rejection = self.loop.measure(msg.position, msg.velocity, msg.name)
+        if rejection is None and self.loop.control == "computed_torque":
+            self.step()   # one answer per measurement: read, compute, write
+        return rejection
+
     def on_enable(self, request, response):
         response.message = self.loop.enable(request.data)
         response.success = True
         return response
 
     # --- evaluation ---------------------------------------------------------------------------
+    def tick(self):
+        """At ``rate``: feed-forward forces; computed_torque answers measurements instead, and
+        here only withholds (and says why) once they stop."""
+        if self.loop.control == "feedforward" or self.loop.measurement_stale():
+            self.step()
+
     def step(self):
         if not self.active:
             return

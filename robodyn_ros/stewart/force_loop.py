@@ -1,6 +1,11 @@
 """The stewart_platform node's logic without ROS: the commanded target, its checks, and the policy
 that publishes actuator forces or withholds them.
 
+Two modes (``control``): ``feedforward`` gives the inverse dynamics of the target state itself;
+``computed_torque`` closes the loop on measured leg lengths and rates (tracking.py): the inverse
+dynamics at the measured state with the target's acceleration corrected by Kv e' + Kp e. Without a
+measurement fresher than ``measurement_timeout`` seconds it publishes nothing and says why.
+
 A ForceLoop holds one target (a setpoint, a pose reached from six leg lengths, or a trajectory
 sampled on an injected clock), the external wrench and the limits. Every input is validated whole
 before it changes anything: a malformed one is rejected (WARN), a well-formed target with a point
@@ -26,6 +31,7 @@ from .dynamics import InverseDynamicsResult
 from .kinematics import ForwardKinematicsError
 from .model import StewartPlatform
 from .setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
+from .tracking import EstimateError, Gains, commanded_acceleration, estimate, pose_error
 
 LEG_NAMES = tuple(f"leg{i}" for i in range(1, 7))
 # N and N.m: the largest external force and moment accepted, the largest force_limit the node takes.
@@ -33,6 +39,7 @@ LEG_NAMES = tuple(f"leg{i}" for i in range(1, 7))
 # <= 1e12 over the lever arms); a wrench of 1e308 overflowed them, and every later target was
 # then refused as if singular.
 MAX_WRENCH = 1.0e9
+CONTROL_MODES = ("feedforward", "computed_torque")
 _ZERO = np.zeros(3)
 
 
@@ -89,7 +96,7 @@ class Rejection:
     """An input that was not taken, and why. WARN: malformed. ERROR: a well-formed target refused
     because a point of it lies beyond the limits. The current target is unchanged either way."""
 
-    what: str     # "setpoint", "leg setpoint", "trajectory", "external wrench"
+    what: str     # "setpoint", "leg setpoint", "trajectory", "external wrench", "leg measurement"
     reason: str   # bounded (robodyn_ros.reasons)
     level: Level
 
@@ -141,19 +148,40 @@ def _array(value, shape, name) -> np.ndarray:
     return a
 
 
+def _in_leg_order(values, names):
+    """Per-leg values in leg order, given in the order ``names`` gives (none: already)."""
+    if not len(names):
+        return values
+    if sorted(names) != list(LEG_NAMES):   # six distinct known legs, in any order
+        raise SetpointError(f"names must be {list(LEG_NAMES)} in any order, got "
+                            f"{bounded(list(names))}")
+    return values[[list(names).index(n) for n in LEG_NAMES]]
+
+
 class ForceLoop:
     """Target, external wrench and limits of one platform; ``clock()`` is the time in seconds that
-    trajectory starts are given on (the node's clock; a fake one in tests)."""
+    trajectory starts and measurements are given on (the node's clock; a fake one in tests).
+    ``control`` is one of CONTROL_MODES; computed_torque needs ``gains``."""
 
-    def __init__(self, platform: StewartPlatform, limits: Limits, clock: Callable[[], float]):
+    def __init__(self, platform: StewartPlatform, limits: Limits, clock: Callable[[], float],
+                 control: str = "feedforward", gains: Gains | None = None,
+                 measurement_timeout: float = 0.1):
+        if control not in CONTROL_MODES or (control == "computed_torque" and gains is None):
+            raise ValueError(f"control must be one of {CONTROL_MODES} (computed_torque with "
+                             f"gains), got {bounded(repr(control))}")
+        if not measurement_timeout > 0.0:
+            raise ValueError(f"measurement_timeout {measurement_timeout!r} s must be positive")
         self.platform = platform
         self.limits = limits
         self.clock = clock
+        self.control, self.gains, self.measurement_timeout = control, gains, measurement_timeout
         self.enabled = True
         self.target: PlatformState | PoseTrajectory | None = None
         self.trajectory_start = 0.0
         self.wrench = (_ZERO, _ZERO)
         self.last_rejection: Rejection | None = None   # cleared when a target is accepted
+        self.measurement = None   # (lengths, rates, clock time of arrival)
+        self.estimate = None      # the last MeasuredState: where forward kinematics starts
 
     # --- configuration ------------------------------------------------------------------------
     def reconfigure(self, changes: Mapping[str, float]) -> None:
@@ -208,16 +236,31 @@ class ForceLoop:
         return self._set_state("leg setpoint", PlatformState(
             t, rotations.matrix_quaternion(R), _ZERO, _ZERO, _ZERO, _ZERO))
 
+    def measure(self, lengths, rates, names: Sequence[str] = ()) -> Rejection | None:
+        """Six measured leg lengths (m) and rates (m/s), legs 1..6 or in the order ``names``
+        gives, at clock(): what computed_torque closes the loop on."""
+        try:
+            lengths = self._leg_lengths(lengths, names)
+            if np.size(rates) != len(LEG_NAMES):
+                raise SetpointError(f"needs {len(LEG_NAMES)} velocities, got {np.size(rates)}")
+            rates = _in_leg_order(_array(rates, (len(LEG_NAMES),), "leg rates"), names)
+            if not np.all(np.isfinite(rates)):
+                raise SetpointError("leg rates not finite")
+        except SetpointError as exc:
+            return self.reject("leg measurement", exc)
+        self.measurement = (lengths, rates, self.clock())
+        return None
+
+    def measurement_stale(self) -> bool:
+        """No measurement, or none within measurement_timeout seconds of clock()."""
+        return (self.measurement is None
+                or self.clock() - self.measurement[2] > self.measurement_timeout)
+
     def _leg_lengths(self, lengths, names):
         """The lengths in leg order; checked before forward kinematics (its pose has them)."""
         if np.size(lengths) != len(LEG_NAMES):
             raise SetpointError(f"needs {len(LEG_NAMES)} positions, got {np.size(lengths)}")
-        lengths = _array(lengths, (len(LEG_NAMES),), "leg lengths")
-        if len(names):
-            if sorted(names) != list(LEG_NAMES):   # six distinct known legs, in any order
-                raise SetpointError(f"names must be {list(LEG_NAMES)} in any order, got "
-                                    f"{bounded(list(names))}")
-            lengths = lengths[[list(names).index(n) for n in LEG_NAMES]]
+        lengths = _in_leg_order(_array(lengths, (len(LEG_NAMES),), "leg lengths"), names)
         if not np.all(np.isfinite(lengths)):
             raise SetpointError("leg lengths not finite")
         if np.any(lengths <= 0.0):
@@ -322,9 +365,25 @@ class ForceLoop:
         """The forces for the current target at clock() and what may be done with them."""
         if self.target is None:
             return Idle(Level.OK, "no target yet", {})
-        r = self.platform.inverse_dynamics(*self.current_state().pose_args(), *self.wrench)
+        desired = self.current_state()
+        values = {}
+        if self.control == "feedforward":
+            state = desired.pose_args()
+        else:
+            try:
+                measured = self._estimate(desired)
+            except EstimateError as exc:
+                return Withheld(Level.ERROR, f"forces withheld: {exc}", {}, str(exc))
+            e = pose_error(desired.position, desired.rotation, measured.position,
+                           measured.rotation)
+            values = {"position_error": float(np.linalg.norm(e[:3])),
+                      "orientation_error": float(np.linalg.norm(e[3:]))}
+            state = (measured.position, measured.rotation, measured.linear_velocity,
+                     measured.angular_velocity,
+                     *commanded_acceleration(desired, measured, self.gains))
+        r = self.platform.inverse_dynamics(*state, *self.wrench)
         values = {"condition_number": float(r.condition_number),
-                  "max_abs_force": float(np.abs(r.forces).max())}
+                  "max_abs_force": float(np.abs(r.forces).max()), **values}
         reason = self.fault(r.condition_number, r.forces)
         if not reason and not all(np.all(np.isfinite(x)) for x in
                                   (r.static_forces, r.leg_lengths, r.leg_rates)):
@@ -340,3 +399,14 @@ class ForceLoop:
         if not self.enabled:
             return Disabled(level, message, values)
         return Forces(level, message, values, r)
+
+    def _estimate(self, desired: PlatformState):
+        """The measured state; EstimateError says why there is none (stale, FK failed)."""
+        if self.measurement_stale():
+            age = ("no leg measurement yet" if self.measurement is None else
+                   f"last leg measurement {self.clock() - self.measurement[2]:.3g} s old")
+            raise EstimateError(f"{age} (measurement_timeout {self.measurement_timeout:g} s)")
+        lengths, rates, _ = self.measurement
+        guess = self.estimate or desired
+        self.estimate = estimate(self.platform, lengths, rates, guess.position, guess.rotation)
+        return self.estimate

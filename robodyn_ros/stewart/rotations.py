@@ -103,3 +103,13 @@ def exp_so3(phi):
         return np.eye(3) + K + 0.5 * K @ K
     return (np.eye(3) + np.sin(angle) / angle * K
             + (1.0 - np.cos(angle)) / angle**2 * K @ K)
+
+
+def log_so3(R):
+    """The rotation vector phi with exp_so3(phi) = R, |phi| in [0, pi]: through the unit quaternion
+    (w >= 0), whose vector part has length sin(|phi|/2), stable at every angle."""
+    q = matrix_quaternion(R)
+    s = np.linalg.norm(q[:3])
+    if s < 1e-12:
+        return 2.0 * q[:3]   # sin(x) = x to double precision here
+    return 2.0 * np.arctan2(s, q[3]) / s * q[:3]
