@@ -33,8 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robodyn_ros.processes import NodeProcesses, spin_until
 from robodyn_ros.sim import ENGINES
 
 BOUND = 4.26e-4  # rad: one step of a 12-bit A/D converter (004 §5)
@@ -140,42 +139,6 @@ def _label(rate, payload):
     return name + (f" +{payload:g} kg" if payload else "")
 
 
-class _Processes:
-    """The node processes of one run, stopped with SIGINT (their clean shutdown) on exit."""
-
-    def __init__(self, logs: Path):
-        self._logs = logs
-        self._procs = []
-
-    def start(self, name, module, params):
-        ros_args = [a for key, value in params.items() for a in ("-p", f"{key}:={value}")]
-        log = open(self._logs / f"{name}.log", "w")
-        cmd = [sys.executable, "-m", module, "--ros-args", "-r", f"__node:={name}", *ros_args]
-        self._procs.append((name, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT),
-                            log))
-
-    def check(self):
-        for name, proc, _ in self._procs:
-            if proc.poll() is not None:
-                text = (self._logs / f"{name}.log").read_text()
-                raise RuntimeError(f"{name} exited with status {proc.returncode}:\n{text}")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for _, proc, _ in self._procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-        for _, proc, log in self._procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            log.close()
-
-
 def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Path,
              engine: str = "robodyn") -> dict:
     from rclpy.experimental import EventsExecutor
@@ -192,7 +155,7 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
     label = _label(rate, payload)
     q_start, q_goal = np.radians(Q_START), np.radians(Q_GOAL)
     started = time.monotonic()
-    with _Processes(logs) as procs:
+    with NodeProcesses(logs) as procs:
         procs.start("arm_simulator", "robodyn_ros.nodes.simulator", {
             "urdf_file": urdf, "rate": 1000.0, "publish_rate": float(rate),
             "initial_position": _list(q_start), "payload_mass": float(payload),
@@ -216,7 +179,7 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
                                                f"/{CONTROLLER}/joint_trajectory", 10)
         try:
             # the controller holds the start once it answers states; then send the motion
-            _spin_until(executor, procs, lambda: commands[0] > 10 and states
+            spin_until(executor, procs, lambda: commands[0] > 10 and states
                         and trajectory_pub.get_subscription_count() > 0, STARTUP_TIMEOUT,
                         f"{label}: waiting for the simulator and the controller")
             joints = states[-1][1]
@@ -243,7 +206,7 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
                           f"{duration + SETTLE:.2f} s", end="", flush=True)
                 return states[-1][0] >= end
 
-            _spin_until(executor, procs, progress, 10 * (duration + SETTLE + LEAD_IN) + 30,
+            spin_until(executor, procs, progress, 10 * (duration + SETTLE + LEAD_IN) + 30,
                         f"{label}: the run")
             realtime = (states[-1][0] - states[first][0]) / (time.monotonic() - first_wall)
         finally:
@@ -266,15 +229,6 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
             "missing_samples": int(np.sum(np.round(steps * rate) - 1)), "wall_s": wall,
             "realtime_factor": realtime,
             "t": t - start, "error": error}
-
-
-def _spin_until(executor, procs, done, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not done():
-        procs.check()
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: nothing after {timeout:g} s")
-        executor.spin_once(timeout_sec=0.05)
 
 
 def _list(values):
