@@ -22,6 +22,7 @@ from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
@@ -37,7 +38,8 @@ from .common import (ConfigurationError, Diagnostics, describes_robot, load_mode
                      steady_clock)
 from .controller_state import ControllerStatePublisher
 from .lifecycle import SUCCESS, ManagedNode, spin
-from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message
+from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message,
+                       trajectory_points)
 from .trajectory_action import DEACTIVATED, TrajectoryAction
 
 NAME = "computed_torque_controller"
@@ -104,8 +106,9 @@ class ComputedTorqueController(ManagedNode):
                                                              p["command_topic"], 10))
         self._state = self._made(ControllerStatePublisher(self, self.joints))
         self._made(self.create_subscription(JointState, "joint_states", self._on_joint_state, 10))
+        # raw: the size is judged before a flood of points is deserialized
         self._made(self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory",
-                                            self._on_trajectory, 10))
+                                            self._on_trajectory, 10, raw=True))
         self._made(self.create_subscription(JointTrajectoryPoint, "~/reference",
                                             self._on_reference, 10))
         self._made(self.create_service(SetBool, "~/enable", self._on_enable))
@@ -190,11 +193,11 @@ class ComputedTorqueController(ManagedNode):
         if self._rate == 0.0 and self.active:
             self._publish(self.loop.cycle())
 
-    def _on_trajectory(self, msg: JointTrajectoryMsg):
-        if self.loop.admit_trajectory(len(msg.points)) is not None:
-            return  # refused before converting a flood of points
+    def _on_trajectory(self, raw: bytes):
         try:
-            trajectory, start = trajectory_from_message(msg)
+            if self.loop.admit_trajectory(trajectory_points(raw)) is not None:
+                return  # refused before converting a flood of points
+            trajectory, start = trajectory_from_message(deserialize_message(raw, JointTrajectoryMsg))
         except ValueError as exc:  # TrajectoryError, or a stamp no clock gives
             return self.loop.reject(f"trajectory: {exc}")
         result = self.loop.set_trajectory(trajectory, start)

@@ -6,6 +6,8 @@ into the venv when its source is at hand). Without it the nodes run with topics 
 """
 from __future__ import annotations
 
+import struct
+
 from ..control import JointTrajectory, TrajectoryError
 from .common import stamp_seconds
 
@@ -36,3 +38,26 @@ def trajectory_from_message(msg) -> tuple[JointTrajectory, float]:
                           for i, p in enumerate(points)],
         [p.positions for p in points], velocities, accelerations)
     return trajectory, stamp_seconds(msg.header.stamp, "header.stamp")
+
+
+def trajectory_points(raw: bytes) -> int:
+    """The number of points of a serialized trajectory_msgs/JointTrajectory, read from its CDR
+    bytes without deserializing it: converting a 100,000-point message into Python objects takes
+    the subscriber over a second, too long to spend on a trajectory it will refuse for its size.
+    ValueError when the bytes end early."""
+    order = "<" if raw[1:2] == b"\x01" else ">"  # encapsulation 0x0001: little-endian CDR
+    body = memoryview(raw)[4:]
+
+    def u32(pos):  # CDR aligns a uint32 to 4 bytes from the start of the body
+        pos = (pos + 3) & ~3
+        return struct.unpack_from(order + "I", body, pos)[0], pos + 4
+
+    try:
+        size, pos = u32(8)  # header.stamp (sec, nanosec), then header.frame_id
+        names, pos = u32(pos + size)
+        for _ in range(names):
+            size, pos = u32(pos)
+            pos += size
+        return u32(pos)[0]
+    except struct.error as exc:
+        raise ValueError(f"a serialized JointTrajectory ends early: {exc}") from exc

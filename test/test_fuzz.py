@@ -1,0 +1,41 @@
+"""Hostile input, as ``robodyn-ros fuzz`` sends it: the faults it found, each tested on its own,
+and a short fuzz run over DDS checked against issue 12's "done when"."""
+import pytest
+from rclpy.serialization import serialize_message
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robodyn_ros.nodes.messages import trajectory_points
+from conftest import JOINTS, Q0, wait_for_subscriber
+
+
+# ------------------------------------------------------------------ a flood of trajectory points
+@pytest.mark.parametrize("frame, names, points", [
+    ("", JOINTS, 3), ("world", JOINTS, 0), ("abc", ["", "a", "bb", "ccc"], 1),
+    ("x" * 13, [f"j{i}" for i in range(1000)], 2), ("", [], 100_000)])
+def test_trajectory_points_are_counted_from_the_serialized_message(frame, names, points):
+    """The controller judges a trajectory's size before deserializing it (a 100,000-point message
+    took its executor 1.3 s to convert, found by the fuzzer as a 1.3 s gap between commands):
+    the count read from the CDR bytes is the message's, whatever the lengths before it."""
+    msg = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(positions=[0.5] * 6)
+                                                     for _ in range(points)])
+    msg.header.frame_id = frame
+    raw = serialize_message(msg)
+    assert trajectory_points(raw) == points
+    with pytest.raises(ValueError, match="ends early"):
+        trajectory_points(raw[:8 + 4 + len(frame)])
+
+
+@pytest.mark.usefixtures("ros")
+def test_a_trajectory_with_too_many_points_is_refused_by_its_count(rig):
+    ctl = rig.controller(max_trajectory_points=10)
+    wait_for_subscriber(rig, rig.joint_states)
+    rig.publish_state(Q0)
+    rig.next_command()
+    pub = rig.probe.create_publisher(JointTrajectory,
+                                     f"{rig.ns}/computed_torque_controller/joint_trajectory", 10)
+    wait_for_subscriber(rig, pub)
+    pub.publish(JointTrajectory(joint_names=JOINTS, points=[
+        JointTrajectoryPoint(positions=list(Q0)) for _ in range(11)]))
+    rig.spin_until(lambda: ctl.loop.rejected.count, what="the refusal")
+    assert ctl.loop.rejected.last_reason == ("trajectory: 11 points, more than "
+                                             "max_trajectory_points 10")
