@@ -180,6 +180,8 @@ class ComputedTorqueController(ManagedNode):
 
     # ------------------------------------------------------------------ inputs
     def _on_joint_state(self, msg: JointState):
+        if self.loop is None:  # taken after cleanup: the executor may still hand one over
+            return
         try:
             stamp = stamp_seconds(msg.header.stamp, "header.stamp")
         except ValueError as exc:
@@ -194,6 +196,8 @@ class ComputedTorqueController(ManagedNode):
             self._publish(self.loop.cycle())
 
     def _on_trajectory(self, raw: bytes):
+        if self.loop is None:
+            return
         try:
             if self.loop.admit_trajectory(trajectory_points(raw)) is not None:
                 return  # refused before converting a flood of points
@@ -207,6 +211,8 @@ class ComputedTorqueController(ManagedNode):
             self.get_logger().info(result.note)
 
     def _on_reference(self, msg: JointTrajectoryPoint):
+        if self.loop is None:
+            return
         self.loop.set_reference(msg.positions, msg.velocities, msg.accelerations)
 
     # ------------------------------------------------------------------ services
