@@ -1,11 +1,17 @@
 """Hostile input, as ``robodyn-ros fuzz`` sends it: the faults it found, each tested on its own,
 and a short fuzz run over DDS checked against issue 12's "done when"."""
 import pytest
+from lifecycle_msgs.srv import ChangeState
 from rclpy.serialization import serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robodyn_ros.nodes.messages import trajectory_points
+from robodyn_ros.reasons import MAX_CHARS
 from conftest import JOINTS, Q0, wait_for_subscriber
+
+#: A log line holds at most one bounded reason (reasons.MAX_CHARS) and the logger's prefix
+#: ("[WARN] [<time>] [<node>]: parameter change refused: " is 86 bytes): "no line over ~1 kB".
+LOG_LINE_LIMIT = MAX_CHARS + 200
 
 
 # ------------------------------------------------------------------ a flood of trajectory points
@@ -57,3 +63,21 @@ def test_a_joint_state_queued_before_cleanup_does_not_end_the_controller(rig):
     ctl.trigger_cleanup()
     rig.spin_for(0.5)  # raised AttributeError before
     assert ctl.loop is None
+
+
+@pytest.mark.usefixtures("ros")
+@pytest.mark.parametrize("transition, label", [(99, ""), (1, ""), (5, ""), (0, "x" * 10_000)])
+def test_change_state_to_no_transition_is_refused_and_the_controller_keeps_commanding(
+        rig, capfd, transition, label):
+    """An id no transition has from the current state raised RCLError out of rclpy's
+    ~/change_state callback and ended the process; a 10 kB label became a 10 kB log line of
+    rcl_lifecycle's. Both are refused (success false) and commands go on."""
+    ctl = rig.controller()
+    wait_for_subscriber(rig, rig.joint_states)
+    request = ChangeState.Request()
+    request.transition.id, request.transition.label = transition, label
+    assert not rig.call(ChangeState, "computed_torque_controller/change_state", request).success
+    assert ctl.active
+    rig.publish_state(Q0)
+    rig.next_command()
+    assert max(map(len, capfd.readouterr().err.splitlines()), default=0) < LOG_LINE_LIMIT

@@ -21,12 +21,16 @@ import threading
 from collections.abc import Callable, Sequence
 
 import rclpy
+from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.signals import SignalHandlerOptions
 
 from .common import ConfigurationError, Parameters
 
+RCLError = rclpy_implementation.RCLError
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
+#: Longer than any transition's label ("unconfigured_shutdown"); a longer one is refused unread.
+MAX_LABEL = 64
 
 
 class ManagedNode(LifecycleNode):
@@ -38,6 +42,22 @@ class ManagedNode(LifecycleNode):
         self.active = False
         self.configure_error = ""
         self._finalized = False
+        self._change_state = self._service_change_state.callback
+        self._service_change_state.callback = self._on_change_state
+
+    def _on_change_state(self, request, response):
+        """rclpy's ~/change_state, refusing (success false) what would end the process or flood
+        the log: a transition id not registered from the current state raises out of rclpy's
+        callback, and rcl_lifecycle logs an unknown label whole (a 10 kB label, a 10 kB line)."""
+        if len(request.transition.label) > MAX_LABEL:
+            return response
+        try:
+            return self._change_state(request, response)
+        except RCLError as exc:
+            self.get_logger().warning(f"change_state {request.transition.id} refused: {exc}",
+                                      throttle_duration_sec=2.0)
+            response.success = False
+            return response
 
     # the subclass's part ------------------------------------------------------------------
     def configure(self) -> None:
