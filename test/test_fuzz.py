@@ -2,6 +2,7 @@
 and a short fuzz run over DDS checked against issue 12's "done when"."""
 import pytest
 from lifecycle_msgs.srv import ChangeState
+from rclpy.parameter import Parameter
 from rclpy.serialization import serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -81,3 +82,15 @@ def test_change_state_to_no_transition_is_refused_and_the_controller_keeps_comma
     rig.publish_state(Q0)
     rig.next_command()
     assert max(map(len, capfd.readouterr().err.splitlines()), default=0) < LOG_LINE_LIMIT
+
+
+# ------------------------------------------------------------------ parameters
+@pytest.mark.usefixtures("ros")
+@pytest.mark.parametrize("name, value", [("", 1.0), ("", "x"), ("rate", 5.0)])
+def test_the_simulator_refuses_a_parameter_it_does_not_have(rig, name, value):
+    """rclpy took a parameter named '' on a node without run-time changes (arm_simulator and
+    effort_feedforward; the fuzzer counted it accepted): every node now refuses a name it does
+    not have."""
+    sim = rig.simulator()
+    assert not sim.set_parameters([Parameter(name, value=value)])[0].successful
+    assert not sim.has_parameter("")
