@@ -22,7 +22,6 @@ from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
@@ -38,7 +37,7 @@ from .common import (ConfigurationError, Diagnostics, describes_robot, load_mode
                      steady_clock)
 from .controller_state import ControllerStatePublisher
 from .lifecycle import SUCCESS, ManagedNode, spin
-from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message,
+from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_serialized,
                        trajectory_points)
 from .trajectory_action import DEACTIVATED, TrajectoryAction
 
@@ -106,7 +105,7 @@ class ComputedTorqueController(ManagedNode):
                                                              p["command_topic"], 10))
         self._state = self._made(ControllerStatePublisher(self, self.joints))
         self._made(self.create_subscription(JointState, "joint_states", self._on_joint_state, 10))
-        # raw: the size is judged before a flood of points is deserialized
+        # raw: the size is judged before a flood of points is read, and points are read as arrays
         self._made(self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory",
                                             self._on_trajectory, 10, raw=True))
         self._made(self.create_subscription(JointTrajectoryPoint, "~/reference",
@@ -201,7 +200,7 @@ class ComputedTorqueController(ManagedNode):
         try:
             if self.loop.admit_trajectory(trajectory_points(raw)) is not None:
                 return  # refused before converting a flood of points
-            trajectory, start = trajectory_from_message(deserialize_message(raw, JointTrajectoryMsg))
+            trajectory, start = trajectory_from_serialized(raw, JointTrajectoryMsg)
         except ValueError as exc:  # TrajectoryError, or a stamp no clock gives
             return self.loop.reject(f"trajectory: {exc}")
         result = self.loop.set_trajectory(trajectory, start)
