@@ -38,7 +38,7 @@ from .common import (ConfigurationError, Diagnostics, describes_robot, load_mode
 from .controller_state import ControllerStatePublisher
 from .lifecycle import SUCCESS, ManagedNode, spin
 from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_serialized,
-                       trajectory_points)
+                       trajectory_sizes)
 from .trajectory_action import DEACTIVATED, TrajectoryAction
 
 NAME = "computed_torque_controller"
@@ -198,8 +198,8 @@ class ComputedTorqueController(ManagedNode):
         if self.loop is None:
             return
         try:
-            if self.loop.admit_trajectory(trajectory_points(raw)) is not None:
-                return  # refused before converting a flood of points
+            if self.loop.admit_trajectory(*trajectory_sizes(raw)) is not None:
+                return  # refused before converting a flood of names or points
             trajectory, start = trajectory_from_serialized(raw, JointTrajectoryMsg)
         except ValueError as exc:  # TrajectoryError, or a stamp no clock gives
             return self.loop.reject(f"trajectory: {exc}")

@@ -70,11 +70,11 @@ def _header_and_names(raw: bytes):
     return body, u32, stamp, names, pos
 
 
-def trajectory_points(raw: bytes) -> int:
-    """The number of points of a serialized trajectory_msgs/JointTrajectory, read from its CDR
-    bytes without deserializing it: converting a 100,000-point message into Python objects takes
-    the subscriber over a second, too long to spend on a trajectory it will refuse for its size.
-    ValueError when the bytes end early."""
+def trajectory_sizes(raw: bytes) -> tuple[int, int]:
+    """The numbers of joint names and of points of a serialized trajectory_msgs/JointTrajectory,
+    read from its CDR bytes without deserializing it: converting a 100,000-point message into
+    Python objects takes the subscriber over a second, too long to spend on a trajectory it will
+    refuse for its size. ValueError when the bytes end early."""
     try:
         body, u32 = _reader(raw)
         size, pos = u32(8)  # header.stamp (sec, nanosec), then header.frame_id
@@ -82,7 +82,7 @@ def trajectory_points(raw: bytes) -> int:
         for _ in range(names):
             size, pos = u32(pos)
             pos += size
-        return u32(pos)[0]
+        return names, u32(pos)[0]
     except struct.error as exc:
         raise ValueError(f"a serialized JointTrajectory ends early: {exc}") from exc
 
