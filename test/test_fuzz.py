@@ -7,6 +7,8 @@ from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message, serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robodyn_ros.control import JointTrajectory as Trajectory
+from robodyn_ros.control import TrajectoryError
 from robodyn_ros.nodes.messages import (_uniform_points, trajectory_from_message,
                                         trajectory_from_serialized, trajectory_sizes)
 from robodyn_ros.reasons import MAX_CHARS
@@ -102,6 +104,19 @@ def test_a_trajectory_too_large_is_refused_by_its_sizes(rig, names, points, reas
         JointTrajectoryPoint(positions=list(Q0)) for _ in range(points)]))
     rig.spin_until(lambda: ctl.loop.rejected.count, what="the refusal")
     assert ctl.loop.rejected.last_reason == reason
+
+
+def test_many_repeated_joint_names_are_counted_once_and_reported_bounded():
+    """A goal's trajectory (rclpy converts it before any size check) naming 20,000 joints, each
+    twice: names.count per name made this quadratic (100,000 names: hours in the goal callback)
+    and the reason listed every repeated name."""
+    names = [f"j{i % 10_000}" for i in range(20_000)]
+    with pytest.raises(TrajectoryError) as refused:
+        Trajectory(names, [1.0], np.zeros((1, len(names))))
+    reason = str(refused.value)
+    assert reason.startswith("joint names repeated: ['j0', 'j1', 'j10', 'j100', 'j1000', ... "
+                             "9995 more, 10000 in all]"), reason
+    assert len(reason) <= MAX_CHARS
 
 
 # ------------------------------------------------------------------ lifecycle under traffic
