@@ -49,7 +49,7 @@ PERIOD = 1e-3        # s: the simulator's 1 kHz
 WARMUP = 3.0         # s of valid traffic before the first hostile input
 STARTUP_TIMEOUT = 90.0
 BIG = 100_000        # names, values or points of a flood
-FLOOD_PERIOD = 0.5   # s between two floods (a flood is up to 13.6 MB)
+FLOOD_PERIOD = 0.5   # s between two floods (the default; a flood is up to 13.6 MB)
 STEWART_HOME = (0.2, 0.0, 0.5)  # m: a pose of the packaged platform well inside its workspace
 NAUGHTY = (math.nan, math.inf, -math.inf, 1e308, -1e308, 1e200, 1e6)
 
@@ -63,10 +63,10 @@ def gap_bound(state_timeout: float = STATE_TIMEOUT, period: float = PERIOD) -> f
 # ------------------------------------------------------------------------------------ the run
 def run(duration: float = 180.0, inputs: int = 100_000, rate: float = 100.0,
         state_timeout: float = STATE_TIMEOUT, seed: int = 0, progress=print,
-        logs: str | None = None, kinds: str = "") -> dict:
+        logs: str | None = None, kinds: str = "", flood_period: float = FLOOD_PERIOD) -> dict:
     """Start the nodes and the observer, fuzz, stop everything; the figures as a dict. The
     nodes' logs go to ``logs`` (a directory kept afterwards) or to a temporary one; ``kinds``
-    sends only the kinds whose name contains it."""
+    sends only the kinds whose name contains it; a flood goes out every ``flood_period`` s."""
     # DDS stays on loopback, on this run's domain, before anything imports rclpy
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
@@ -93,7 +93,7 @@ def run(duration: float = 180.0, inputs: int = 100_000, rate: float = 100.0,
                                {"output": observed_file,
                                 "gap_bound": gap_bound(state_timeout)})
                 sent, accepted, timeline, memory, alive = _fuzz(
-                    nodes, observer, duration, inputs, rate, seed, kinds, progress)
+                    nodes, observer, duration, inputs, rate, seed, kinds, flood_period, progress)
             observed = json.loads(observed_file.read_text()) if observed_file.exists() else {}
         log_lines = {name: _longest_line(logs / f"{name}.log")
                      for name in (CONTROLLER, SIMULATOR, STEWART)}
@@ -117,16 +117,17 @@ def run(duration: float = 180.0, inputs: int = 100_000, rate: float = 100.0,
     }
 
 
-def _fuzz(nodes, observer, duration, inputs, rate, seed, kinds, progress):
+def _fuzz(nodes, observer, duration, inputs, rate, seed, kinds, flood_period, progress):
     import rclpy
     from rclpy.experimental import EventsExecutor
 
     from robodyn_ros.processes import spin_until
 
-    rclpy.init()
+    context = rclpy.Context()  # its own, beside any the caller (a test) has
+    rclpy.init(context=context)
     try:
-        fuzzer = Fuzzer(np.random.default_rng(seed), kinds)
-        executor = EventsExecutor()
+        fuzzer = Fuzzer(np.random.default_rng(seed), kinds, context, flood_period)
+        executor = EventsExecutor(context=context)
         executor.add_node(fuzzer.node)
         spin_until(executor, _Both(nodes, observer), fuzzer.ready, STARTUP_TIMEOUT,
                    "waiting for the nodes and the observer")
@@ -160,7 +161,7 @@ def _fuzz(nodes, observer, duration, inputs, rate, seed, kinds, progress):
         fuzzer.node.destroy_node()
         return fuzzer.sent, fuzzer.accepted, fuzzer.timeline, memory, alive
     finally:
-        rclpy.try_shutdown()
+        rclpy.try_shutdown(context=context)
 
 
 class _Both:
@@ -213,7 +214,7 @@ class Fuzzer:
     every kind (each kind once before any twice), and counts them; a service or action answer
     that accepts a hostile request is counted in ``accepted``."""
 
-    def __init__(self, rng, kinds=""):
+    def __init__(self, rng, kinds="", context=None, flood_period=FLOOD_PERIOD):
         from geometry_msgs.msg import WrenchStamped
         from lifecycle_msgs.srv import ChangeState
         from rcl_interfaces.srv import (DescribeParameters, GetParameters, SetParameters,
@@ -228,7 +229,7 @@ class Fuzzer:
         from robodyn_ros.nodes.messages import FollowJointTrajectory
 
         self.rng = rng
-        self.node = node = Node("fuzzer")
+        self.node = node = Node("fuzzer", context=context)
         self.sent, self.accepted = Counter(), Counter()
         self.timeline = []  # (monotonic s, kind) of each input sent
         c, s = f"/{CONTROLLER}", f"/{STEWART}"
@@ -266,13 +267,16 @@ class Fuzzer:
                            WrenchStamped=WrenchStamped, SetBool=SetBool, Trigger=Trigger,
                            ChangeState=ChangeState)
         self._floods = {}  # big messages, built once
-        self.kinds = {name.removeprefix("k_"): getattr(self, name) for name in dir(self)
-                      if name.startswith("k_")}
-        if self.action is None:
-            self.kinds = {k: f for k, f in self.kinds.items() if "goal_" not in k}
-        self.kinds = {k: f for k, f in self.kinds.items() if kinds in k}
+        self.kinds = {k: getattr(self, "k_" + k) for k in self.kind_names() if kinds in k}
         self._queues = {False: [], True: []}
-        self._next_flood = 0.0
+        self._next_flood, self._flood_period = 0.0, flood_period
+
+    @classmethod
+    def kind_names(cls) -> list[str]:
+        """Every kind of input, as the counts name them (goals need control_msgs)."""
+        from robodyn_ros.nodes.messages import FollowJointTrajectory
+        return [name.removeprefix("k_") for name in dir(cls) if name.startswith("k_")
+                and (FollowJointTrajectory is not None or "goal_" not in name)]
 
     def ready(self) -> bool:
         """Every node is discovered: the publishers have subscribers, the services answer."""
@@ -285,13 +289,13 @@ class Fuzzer:
                 and (self.action is None or self.action.server_is_ready()))
 
     def send_one(self) -> str:
-        """One input: a flood when FLOOD_PERIOD has passed since the last, else a light one;
+        """One input: a flood when flood_period has passed since the last, else a light one;
         every kind of each once, in a random order, before any twice."""
         now = time.monotonic()
         has = {k.startswith("flood_") for k in self.kinds}  # which groups --kinds left
         floods = True in has and (now >= self._next_flood or False not in has)
         if floods:
-            self._next_flood = now + FLOOD_PERIOD
+            self._next_flood = now + self._flood_period
         queue = self._queues[floods]
         if not queue:
             queue[:] = self.rng.permutation(sorted(k for k in self.kinds
@@ -609,6 +613,12 @@ class Fuzzer:
         self._send_goal(self._goal(self._flood("10001 points", lambda: self._trajectory(
             self._near_q0(10_001)))), "flood_goal_too_many_points")
 
+    def k_flood_goal_repeated_names(self):
+        """100,000 joint names, each twice (rclpy converts a goal before any size check)."""
+        self._send_goal(self._goal(self._flood("repeated names", lambda: self._trajectory(
+            self._near_q0(1), names=[f"j{i % (BIG // 2)}" for i in range(BIG)]))),
+            "flood_goal_repeated_names")
+
     # ---------------------------------------------------------------- simulator
     def k_simulator_command(self):
         F = self._types["Float64MultiArray"]
@@ -904,11 +914,13 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="of the random choices (0)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--logs", metavar="DIR", help="keep the nodes' logs in DIR")
+    parser.add_argument("--flood-period", type=float, default=FLOOD_PERIOD, metavar="S",
+                        help=f"seconds between two floods ({FLOOD_PERIOD:g})")
     parser.add_argument("--kinds", default="", metavar="TEXT",
                         help="only the kinds whose name contains TEXT (e.g. flood_)")
     args = parser.parse_args(argv)
     result = run(args.duration, args.inputs, args.rate, seed=args.seed, logs=args.logs,
-                 kinds=args.kinds)
+                 kinds=args.kinds, flood_period=args.flood_period)
     print(summary(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
