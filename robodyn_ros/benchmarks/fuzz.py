@@ -849,6 +849,7 @@ def observe(args=None) -> int:
     executor.add_node(node)
     while not stop:
         executor.spin_once(timeout_sec=0.05)
+    arrivals.append(time.monotonic_ns())  # a controller that fell silent leaves a gap too
     gaps = np.diff(np.array(arrivals, dtype=np.int64)) * 1e-9
     largest = np.argsort(gaps)[::-1][:5]
     figures.update({
