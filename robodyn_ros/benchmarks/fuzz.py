@@ -790,6 +790,8 @@ def observe(args=None) -> int:
     def stamp_step(topic, stamp):
         t = stamp.sec * 1_000_000_000 + stamp.nanosec
         last = stamps[topic]
+        if t == 0:  # a hostile state the controller took (finite, unstamped): not a step
+            return
         if last[0] is not None and t - last[0] > last[1]:
             last[1] = t - last[0]
         last[0] = t
