@@ -186,7 +186,7 @@ def test_the_simulator_refuses_a_parameter_it_does_not_have(rig, name, value):
 # ------------------------------------------------------------------ the fuzz run
 #: The CI run's watchdog. Its gap bound, 2 periods + 1.1 x 0.25 s = 277 ms, is chosen from the
 #: measurements on a 2-core machine running the five processes at 1 kHz beside other jobs (load
-#: average 3-7): gaps with no hostile input at all reached 52 ms, with light inputs only 138 ms
+#: average 3-7): gaps with no hostile input at all reached 19 ms, with light inputs only 138 ms
 #: (the processes' share of two cores); every fault the fuzzer found stopped the commands for
 #: longer — a 100,000-point trajectory 0.43-1.3 s, a stream of them 3-5 s, a 10,000-point one
 #: through rclpy's conversion 160-330 ms, 100,000 names 190-240 ms. The default 0.1 s (bound
