@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.node_processes import NodeProcesses, param_list, spin_until
+from robodyn_ros.processes import NodeProcesses, param_list, spin_until
 from robodyn_ros.sim import ENGINES
 
 BOUND = 4.26e-4  # rad: one step of a 12-bit A/D converter (004 §5)

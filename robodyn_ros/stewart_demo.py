@@ -1,7 +1,7 @@
 """``robodyn-ros demo --stewart``: the Stewart platform tracking the paper's Path I closed-loop over
 real DDS (doc/stewart_closed_loop.md).
 
-Two node processes per run (robodyn_ros.node_processes, as the arm's demo): ``stewart_simulator``
+Two node processes per run (robodyn_ros.processes, as the arm's demo): ``stewart_simulator``
 (the platform's forward dynamics, RK4 at 1 kHz, step-locked, publishing the measured legs at the
 control rate) and ``stewart_platform`` in ``control: computed_torque`` (forward kinematics of the
 measured legs, the inverse dynamics at the measured state with Path I's acceleration + Kv e' + Kp e,
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.node_processes import NodeProcesses, param_list, spin_until
+from robodyn_ros.processes import NodeProcesses, param_list, spin_until
 
 AXES = ("x", "y", "z", "rx", "ry", "rz")
 UNITS = ("m", "m", "m", "rad", "rad", "rad")

@@ -11,7 +11,7 @@ CORE = ["robodyn_ros.dynamics", "robodyn_ros.dynamics.description",
         "robodyn_ros.control.loop", "robodyn_ros.control.goal", "robodyn_ros.parameters",
         "robodyn_ros.stewart", "robodyn_ros.stewart.path_study", "robodyn_ros.stewart.force_loop",
         "robodyn_ros.stewart.tracking", "robodyn_ros.stewart.plant", "robodyn_ros.stewart_demo",
-        "robodyn_ros.node_processes",
+        "robodyn_ros.processes",
         "robodyn_ros.reasons", "robodyn_ros.complexity", "robodyn_ros.cli",
         "robodyn_ros.sim.robodyn_engine", "robodyn_ros.sim.mujoco_engine",
         "robodyn_ros.sim.check_urdf"]

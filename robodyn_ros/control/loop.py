@@ -263,8 +263,12 @@ class ControlLoop:
                             "position")
         return Accepted()
 
-    def admit_trajectory(self, points: int) -> Rejection | None:
-        """Refuse a trajectory by its size before any work is spent on it."""
+    def admit_trajectory(self, joints: int, points: int) -> Rejection | None:
+        """Refuse a trajectory by its numbers of joint names and points before any work is
+        spent on it."""
+        if joints > self.model.dof:
+            return self.reject(f"trajectory: {joints} joint names, more than the {self.model.dof} "
+                               f"joints {bounded(self.order.names)}")
         if points > self.max_trajectory_points:
             return self.reject(f"trajectory: {points} points, more than max_trajectory_points "
                                f"{self.max_trajectory_points}")

@@ -34,10 +34,13 @@ it is at ``now``, as JTC does.
 """
 from __future__ import annotations
 
+import collections
 from bisect import bisect_right
 from collections.abc import Sequence
 
 import numpy as np
+
+from ..reasons import bounded
 
 __all__ = ["JointTrajectory", "TrajectoryError", "TrajectorySampler", "limit_violation",
            "point_derivatives", "segment_coefficients"]
@@ -78,9 +81,9 @@ class JointTrajectory:
     def __init__(self, joint_names: Sequence[str], times, positions, velocities=None,
                  accelerations=None):
         names = [str(n) for n in joint_names]
-        if len(set(names)) != len(names):
-            duplicated = sorted({n for n in names if names.count(n) > 1})
-            raise TrajectoryError(f"joint names repeated: {duplicated}")
+        if len(set(names)) != len(names):  # counted once each: names.count is O(n^2)
+            duplicated = sorted(n for n, k in collections.Counter(names).items() if k > 1)
+            raise TrajectoryError(f"joint names repeated: {bounded(duplicated)}")
         try:
             times = np.array(times, dtype=float)
         except (TypeError, ValueError) as exc:

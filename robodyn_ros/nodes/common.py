@@ -71,6 +71,9 @@ class Parameters:
                     s.check(value)
                 except ValueError as exc:
                     raise ConfigurationError(str(exc)) from exc
+        # what no node has (an unknown name, '', unsetting) is refused also by a node that changes
+        # nothing at run time: rclpy itself takes a parameter named ''
+        self.on_set(lambda changes: None, lambda change: None)
 
     def _declare_empty(self, s: ParamSpec) -> None:
         """An empty list, typed: rclpy infers BYTE_ARRAY from [] and leaves a parameter declared

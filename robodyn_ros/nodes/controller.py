@@ -32,7 +32,8 @@ from .common import ConfigurationError, Diagnostics, stamp_seconds, steady_clock
 from .description import DESCRIPTION_QOS, describes_robot, load_model
 from .controller_state import ControllerStatePublisher
 from .lifecycle import SUCCESS, ManagedNode, spin
-from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message
+from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_serialized,
+                       trajectory_sizes)
 from .trajectory_action import DEACTIVATED, TrajectoryAction
 
 NAME = "computed_torque_controller"
@@ -95,8 +96,9 @@ class ComputedTorqueController(ManagedNode):
                                                              p["command_topic"], 10))
         self._state = self.own(ControllerStatePublisher(self, self.joints))
         self.own(self.create_subscription(JointState, "joint_states", self._on_joint_state, 10))
+        # raw: the size is judged before a flood of points is read, and points are read as arrays
         self.own(self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory",
-                                            self._on_trajectory, 10))
+                                            self._on_trajectory, 10, raw=True))
         self.own(self.create_subscription(JointTrajectoryPoint, "~/reference",
                                             self._on_reference, 10))
         self.own(self.create_service(SetBool, "~/enable", self._on_enable))
@@ -159,6 +161,8 @@ class ComputedTorqueController(ManagedNode):
 
     # ------------------------------------------------------------------ inputs
     def _on_joint_state(self, msg: JointState):
+        if self.loop is None:  # taken after cleanup: the executor may still hand one over
+            return
         try:
             stamp = stamp_seconds(msg.header.stamp, "header.stamp")
         except ValueError as exc:
@@ -172,11 +176,13 @@ class ComputedTorqueController(ManagedNode):
         if self._rate == 0.0 and self.active:
             self._publish(self.loop.cycle())
 
-    def _on_trajectory(self, msg: JointTrajectoryMsg):
-        if self.loop.admit_trajectory(len(msg.points)) is not None:
-            return  # refused before converting a flood of points
+    def _on_trajectory(self, raw: bytes):
+        if self.loop is None:
+            return
         try:
-            trajectory, start = trajectory_from_message(msg)
+            if self.loop.admit_trajectory(*trajectory_sizes(raw)) is not None:
+                return  # refused before converting a flood of names or points
+            trajectory, start = trajectory_from_serialized(raw, JointTrajectoryMsg)
         except ValueError as exc:  # TrajectoryError, or a stamp no clock gives
             return self.loop.reject(f"trajectory: {exc}")
         result = self.loop.set_trajectory(trajectory, start)
@@ -186,6 +192,8 @@ class ComputedTorqueController(ManagedNode):
             self.get_logger().info(result.note)
 
     def _on_reference(self, msg: JointTrajectoryPoint):
+        if self.loop is None:
+            return
         self.loop.set_reference(msg.positions, msg.velocities, msg.accelerations)
 
     # ------------------------------------------------------------------ services

@@ -1,7 +1,7 @@
-"""The node processes of a demo run over DDS (robodyn-ros demo, for the arm and for the Stewart
-platform): each node its own ``python -m`` process with its own interpreter and GIL, stopped with
-SIGINT (its clean shutdown); and spinning a recorder node until a condition holds, failing when a
-node process died or nothing happened in time."""
+"""Nodes in processes of their own, started without the launch system (``python -m`` of each node
+module, so each has its own interpreter and GIL and every message crosses DDS on loopback), each
+with its output in a log file; used by ``robodyn-ros demo`` (the arm and the Stewart platform) and
+``robodyn-ros fuzz``."""
 from __future__ import annotations
 
 import signal
@@ -17,6 +17,7 @@ class NodeProcesses:
     def __init__(self, logs: Path):
         self._logs = logs
         self._procs = []
+        self.exit_codes: dict[str, int] = {}  # filled on exit
 
     def start(self, name, module, params):
         ros_args = [a for key, value in params.items() for a in ("-p", f"{key}:={value}")]
@@ -25,11 +26,21 @@ class NodeProcesses:
         self._procs.append((name, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT),
                             log))
 
+    def log(self, name) -> Path:
+        """The file a node's stdout and stderr go to."""
+        return self._logs / f"{name}.log"
+
+    @property
+    def pids(self) -> dict[str, int]:
+        return {name: proc.pid for name, proc, _ in self._procs}
+
+    def dead(self) -> dict[str, int]:
+        """Name -> exit status of each process that has ended."""
+        return {name: proc.returncode for name, proc, _ in self._procs if proc.poll() is not None}
+
     def check(self):
-        for name, proc, _ in self._procs:
-            if proc.poll() is not None:
-                text = (self._logs / f"{name}.log").read_text()
-                raise RuntimeError(f"{name} exited with status {proc.returncode}:\n{text}")
+        for name, status in self.dead().items():
+            raise RuntimeError(f"{name} exited with status {status}:\n{self.log(name).read_text()}")
 
     def __enter__(self):
         return self
@@ -38,18 +49,18 @@ class NodeProcesses:
         for _, proc, _ in self._procs:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT)
-        for _, proc, log in self._procs:
+        for name, proc, log in self._procs:
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            self.exit_codes[name] = proc.returncode
             log.close()
 
 
 def spin_until(executor, procs, done, timeout, what):
-    """Spin ``executor`` until ``done()``; RuntimeError if a process of ``procs`` exited,
-    TimeoutError after ``timeout`` seconds (wall) naming ``what``."""
+    """Spin until ``done()``; RuntimeError when a node died, TimeoutError after ``timeout`` s."""
     deadline = time.monotonic() + timeout
     while not done():
         procs.check()
