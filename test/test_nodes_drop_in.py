@@ -153,6 +153,10 @@ def test_bad_goals_are_rejected(rig, loop):
     empty = FollowJointTrajectory.Goal(trajectory=JointTrajectory(joint_names=JOINTS))
     assert not send(rig, client, empty).accepted
     assert "goal: " in ctl.loop.rejected.last_reason
+    late = goal_to(Q0, 1.0)
+    late.goal_time_tolerance.nanosec = 1_000_000_000  # a duration no clock gives
+    assert not send(rig, client, late).accepted
+    assert "goal_time_tolerance" in ctl.loop.rejected.last_reason
 
 
 def test_cancel_holds_and_a_new_goal_preempts(rig, loop):

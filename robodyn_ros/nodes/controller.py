@@ -198,12 +198,16 @@ class ComputedTorqueController(ManagedNode):
 
     # ------------------------------------------------------------------ services
     def _on_enable(self, request, response):
+        if self.loop is None:  # a request queued before cleanup destroyed the service
+            return response
         response.success = True
         response.message = self.loop.enable(request.data)
         self.get_logger().info(response.message)
         return response
 
     def _on_hold(self, request, response):
+        if self.loop is None:
+            return response
         result = self.loop.hold()
         response.success = not isinstance(result, Rejection)
         response.message = result.reason if isinstance(result, Rejection) else result.note

@@ -23,6 +23,9 @@ from .messages import FollowJointTrajectory, QueryTrajectoryState, trajectory_fr
 
 PREEMPTED = "Current goal preempted by new incoming action."
 DEACTIVATED = "Current goal cancelled during deactivate transition."
+#: s a finished goal's result is kept for a client to fetch; rclpy's 900 s let a flood of goals
+#: hold their results (and memory) for a quarter of an hour
+RESULT_TIMEOUT = 60
 
 
 @dataclasses.dataclass
@@ -41,7 +44,7 @@ class TrajectoryAction:
         self._server = ActionServer(
             node, FollowJointTrajectory, "~/follow_joint_trajectory", self._execute,
             goal_callback=self._on_goal, handle_accepted_callback=self._on_accepted,
-            cancel_callback=self._on_cancel)
+            cancel_callback=self._on_cancel, result_timeout=RESULT_TIMEOUT)
         self._query = node.create_service(QueryTrajectoryState, "~/query_state", self._on_query)
 
     def _log(self):
@@ -50,6 +53,10 @@ class TrajectoryAction:
     def _on_goal(self, goal) -> GoalResponse:
         if not self._node.active:
             self._log().error("goal refused: the controller is not active")
+            return GoalResponse.REJECT
+        if goal.goal_time_tolerance.nanosec >= 1_000_000_000:  # the stamp rule of every input
+            self._loop.reject(f"goal: goal_time_tolerance nanosec={goal.goal_time_tolerance.nanosec}"
+                              " is no valid duration (nanosec < 1e9)")
             return GoalResponse.REJECT
         try:
             trajectory, start = trajectory_from_message(goal.trajectory)
