@@ -10,8 +10,13 @@ One compile policy for every kernel: numba caches the machine code next to the m
 very first run on a machine compiles), IEEE arithmetic (x/0 = inf: singular cases are flagged by the
 kernels, not raised by the compiler), no fast-math reassociation (results are reproducible and the
 interpreted twin agrees to rounding), and the GIL is released inside (one model may serve threads).
+That release is also how a batch uses every core: ``by_rows`` runs one serial batch kernel on a
+share of the rows per core, in threads (no parallel compile, no threading layer of numba's that
+could refuse concurrent callers); below PARALLEL_ROWS rows a batch stays on the calling thread.
 """
+import concurrent.futures
 import functools
+import os
 import sys
 import threading
 import time
@@ -63,3 +68,31 @@ def warm_up(what, exercise, notify=print):
     finally:
         timer.cancel()
     return time.monotonic() - start
+
+
+# Rows below which a batch runs on the calling thread alone: handing a share to another thread costs
+# tens of microseconds, a few hundred states' worth (measured by ``robodyn-ros bench``'s batch rows).
+PARALLEL_ROWS = 4096
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _helpers():
+    return concurrent.futures.ThreadPoolExecutor(CORES - 1, thread_name_prefix="robodyn-kernels")
+
+
+def by_rows(work, rows):
+    """Call ``work(start, stop)`` on ranges of rows that together cover ``range(rows)``: once on this
+    thread below PARALLEL_ROWS (or on one core), else one range per core, all but the first on
+    helper threads, and return when all are done (re-raising the first error)."""
+    if rows < PARALLEL_ROWS or CORES < 2:
+        work(0, rows)
+        return
+    bounds = [rows * c // CORES for c in range(CORES + 1)]
+    shares = [_helpers().submit(work, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
+    try:
+        work(bounds[0], bounds[1])
+    finally:
+        concurrent.futures.wait(shares)   # no thread still writes once this returns or raises
+    for share in shares:
+        share.result()

@@ -105,19 +105,15 @@ def crba_into(P, q, ws, M):
 
 
 @kernel
-def crba(P, q):
+def crba(P, q, M):
+    """M(q) into ``M`` (n, n), allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``)."""
     check_sizes(P, q, q, q)
-    n = q.shape[0]
-    M = np.empty((n, n))
-    crba_into(P, q, np.empty((n, CRBA_COLUMNS)), M)
-    return M
+    crba_into(P, q, np.empty((q.shape[0], CRBA_COLUMNS)), M)
 
 
 @kernel
-def crba_batch(P, q):
+def crba_batch(P, q, M):
     N, n = q.shape
     ws = np.empty((n, CRBA_COLUMNS))
-    M = np.empty((N, n, n))
     for k in range(N):
         crba_into(P, q[k], ws, M[k])
-    return M

@@ -51,30 +51,27 @@ def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, zero, qdd):
 
 
 @kernel
-def forward_dynamics(P, q, qd, tau, wrench, mode):
+def forward_dynamics(P, q, qd, tau, wrench, mode, qdd):
+    """One state into ``qdd``, allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``)."""
     check_sizes(P, q, qd, tau)
     n = q.shape[0]
-    qdd = np.empty(n)
     _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, RNEA_COLUMNS)), np.empty((n, CRBA_COLUMNS)),
                   np.empty((n, n)), np.zeros(n), qdd)
-    return qdd
 
 
 @kernel
-def forward_dynamics_no_wrench(P, q, qd, tau, mode):
+def forward_dynamics_no_wrench(P, q, qd, tau, mode, qdd):
     """The simulation-loop call: one array argument fewer to pass."""
-    return forward_dynamics(P, q, qd, tau, NO_WRENCH, mode)
+    forward_dynamics(P, q, qd, tau, NO_WRENCH, mode, qdd)
 
 
 @kernel
-def forward_dynamics_batch(P, q, qd, tau, wrench, mode):
+def forward_dynamics_batch(P, q, qd, tau, wrench, mode, qdd):
     N, n = q.shape
     ws = np.empty((n, RNEA_COLUMNS))
     cws = np.empty((n, CRBA_COLUMNS))
     M = np.empty((n, n))
     zero = np.zeros(n)
-    qdd = np.empty((N, n))
     last = wrench.shape[0] - 1   # one placeholder row when there is no tip wrench
     for k in range(N):
         _forward_into(P, q[k], qd[k], tau[k], wrench[min(k, last)], mode, ws, cws, M, zero, qdd[k])
-    return qdd
