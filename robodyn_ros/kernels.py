@@ -70,9 +70,12 @@ def warm_up(what, exercise, notify=print):
     return time.monotonic() - start
 
 
-# Rows below which a batch runs on the calling thread alone: handing a share to another thread costs
-# tens of microseconds, a few hundred states' worth (measured by ``robodyn-ros bench``'s batch rows).
-PARALLEL_ROWS = 4096
+# Rows below which a batch runs on the calling thread alone: handing work to another thread costs
+# about 30 us, some 50 states' worth; from 2048 rows on it is at most a few per cent of the batch.
+PARALLEL_ROWS = 2048
+# Each core takes shares of the rows until none is left, so that a core slowed by another process
+# takes fewer of them instead of making the whole batch wait for its half.
+SHARES_PER_CORE = 4
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
@@ -83,16 +86,29 @@ def _helpers():
 
 def by_rows(work, rows):
     """Call ``work(start, stop)`` on ranges of rows that together cover ``range(rows)``: once on this
-    thread below PARALLEL_ROWS (or on one core), else one range per core, all but the first on
-    helper threads, and return when all are done (re-raising the first error)."""
+    thread below PARALLEL_ROWS (or on one core), else on this thread and CORES - 1 helper threads,
+    each taking the next of SHARES_PER_CORE * CORES ranges until none is left. Returns when all are
+    done, re-raising the first error."""
     if rows < PARALLEL_ROWS or CORES < 2:
         work(0, rows)
         return
-    bounds = [rows * c // CORES for c in range(CORES + 1)]
-    shares = [_helpers().submit(work, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
+    parts = SHARES_PER_CORE * CORES
+    bounds = [rows * c // parts for c in range(parts + 1)]
+    todo = list(zip(bounds[-2::-1], bounds[:0:-1]))   # popped from the end: first rows first
+    lock = threading.Lock()
+
+    def take():
+        while True:
+            with lock:
+                if not todo:
+                    return
+                start, stop = todo.pop()
+            work(start, stop)
+
+    helpers = [_helpers().submit(take) for _ in range(CORES - 1)]
     try:
-        work(bounds[0], bounds[1])
+        take()
     finally:
-        concurrent.futures.wait(shares)   # no thread still writes once this returns or raises
-    for share in shares:
-        share.result()
+        concurrent.futures.wait(helpers)   # no thread still writes once this returns or raises
+    for helper in helpers:
+        helper.result()
