@@ -147,7 +147,8 @@ class RobotModel:
 
     def mass_matrix(self, q, method="crba"):
         """M(q), armature included. ``method="strobe"``: n Newton–Euler passes, for checking."""
-        q = np.asarray(q, dtype=float)
+        if type(q) is not _NDARRAY or q.dtype is not _FLOAT64:   # no np.asarray call on the fast path
+            q = np.asarray(q, dtype=float)
         if method == "strobe":
             return _strobe_mass_matrix(self, q)
         if method != "crba":
