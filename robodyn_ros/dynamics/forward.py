@@ -2,13 +2,13 @@
 h by one Newton–Euler pass, and the solve by Cholesky (M is symmetric positive definite)."""
 import numpy as np
 
-from ..kernels import kernel
+from ..kernels import inner_kernel, kernel
 from .crba import crba_into
 from .layout import CRBA_COLUMNS, RNEA_COLUMNS
 from .newton_euler import NO_WRENCH, check_sizes, rnea_into
 
 
-@kernel
+@inner_kernel
 def cholesky_solve_into(M, b):
     """Overwrite M with its Cholesky factor L (lower) and b with M^-1 b. n is small: plain loops."""
     n = b.shape[0]
@@ -39,7 +39,7 @@ def cholesky_solve_into(M, b):
 
 
 
-@kernel
+@inner_kernel
 def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, zero, qdd):
     """``zero``: n zeros (the acceleration of the bias-force pass), allocated by the caller."""
     n = q.shape[0]

@@ -12,7 +12,7 @@ COM shift in both recursions.
 """
 import numpy as np
 
-from ..kernels import kernel
+from ..kernels import inner_kernel, kernel
 from .joint_frames import place_joint, to_parent
 from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
                      JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)
@@ -23,7 +23,7 @@ FRICTION = 2     # viscous and Coulomb joint friction
 TIP_WRENCH = 4   # the wrench the end-effector exerts, in the tip frame
 
 
-@kernel
+@inner_kernel
 def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
     """tau = M(q) qdd + C(q, qd) qd + g(q) [+ friction] [+ J^T wrench], written into ``tau``."""
     n = q.shape[0]
