@@ -34,8 +34,12 @@ _OPTIONS = dict(cache=True, error_model="numpy", fastmath=False, nogil=True)
 
 
 
+_INLINE = set()   # the ``inline`` helpers, which ``interpreted`` rebinds like the kernels
+
+
 def inline(func):
     """``func`` compiled into every kernel that calls it; a plain Python function otherwise."""
+    _INLINE.add(func)
     return register_jitable(inline="always")(func)
 
 
@@ -58,10 +62,14 @@ def interpreted(module):
     for name, obj in vars(module).items():
         if isinstance(obj, CPUDispatcher):
             f = obj.py_func
-            if f.__module__ == module.__name__:
-                ns[name] = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
-            else:
-                ns[name] = interpreted(sys.modules[f.__module__])[f.__name__]
+        elif callable(obj) and obj in _INLINE:   # an inline helper may call kernels too
+            f = obj
+        else:
+            continue
+        if f.__module__ == module.__name__:
+            ns[name] = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
+        else:
+            ns[name] = interpreted(sys.modules[f.__module__])[f.__name__]
     return ns
 
 
