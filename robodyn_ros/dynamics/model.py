@@ -233,7 +233,7 @@ class RobotModel:
             if w.shape != (6,):
                 raise ValueError(f"tip_wrench must be [fx, fy, fz, nx, ny, nz], got shape {w.shape}")
             return w
-        return np.ascontiguousarray(np.broadcast_to(w, (batch, 6)))
+        return np.array(np.broadcast_to(w, (batch, 6)))   # a writable copy: one compiled type
 
     def __repr__(self):
         joints = ", ".join(f"{n}:{t[0].upper()}" for n, t in zip(self.joint_names, self.joint_types))
