@@ -101,7 +101,8 @@ CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (o
 
 
 @functools.lru_cache(maxsize=None)
-def _helpers():
+def _helpers(pid):
+    """This process's helper threads (keyed by pid: a forked child has none of its parent's)."""
     return concurrent.futures.ThreadPoolExecutor(CORES - 1, thread_name_prefix="robodyn-kernels")
 
 
@@ -109,7 +110,7 @@ def by_rows(work, rows):
     """Call ``work(start, stop)`` on ranges of rows that together cover ``range(rows)``: once on this
     thread below PARALLEL_ROWS (or on one core), else on this thread and CORES - 1 helper threads,
     each taking the next of SHARES_PER_CORE * CORES ranges until none is left. Returns when all are
-    done, re-raising the first error."""
+    done, re-raising the first error (after which no further range is started)."""
     if rows < PARALLEL_ROWS or CORES < 2:
         work(0, rows)
         return
@@ -124,12 +125,20 @@ def by_rows(work, rows):
                 if not todo:
                     return
                 start, stop = todo.pop()
-            work(start, stop)
+            try:
+                work(start, stop)
+            except BaseException:
+                with lock:
+                    todo.clear()
+                raise
 
-    helpers = [_helpers().submit(take) for _ in range(CORES - 1)]
+    helpers = [_helpers(os.getpid()).submit(take) for _ in range(CORES - 1)]
     try:
         take()
     finally:
-        concurrent.futures.wait(helpers)   # no thread still writes once this returns or raises
+        for helper in helpers:
+            helper.cancel()                  # one that has not started yet has nothing left to do
+        concurrent.futures.wait(helpers)     # no thread still writes once this returns or raises
     for helper in helpers:
-        helper.result()
+        if not helper.cancelled():
+            helper.result()
