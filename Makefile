@@ -19,6 +19,13 @@ $(VENV)/.installed: setup.py package.xml
 	$(PY) -m pip install --quiet -e '.[ros,plot,test]'
 	touch $@
 
+# numba compiles the kernels here, once (about 20 s), and again only when a kernel source changed:
+# no node start waits for it. numba's cache is in the __pycache__ directories of robodyn_ros/.
+KERNEL_SOURCES := robodyn_ros/kernels.py $(wildcard robodyn_ros/dynamics/*.py robodyn_ros/stewart/*.py)
+$(VENV)/.compiled: $(VENV)/.installed $(KERNEL_SOURCES)
+	$(VENV)/bin/robodyn-ros compile
+	touch $@
+
 # Built into the venv once (about 3 min) when missing and the source is at hand; without it the
 # controller runs with topics only and the tests that need it are skipped, saying why.
 $(VENV)/.control_msgs: $(VENV)/.installed
@@ -31,7 +38,7 @@ $(VENV)/.control_msgs: $(VENV)/.installed
 	else echo "control_msgs: not installed and no source in $(CONTROL_MSGS) (make CONTROL_MSGS=DIR): \
 	its tests are skipped"; fi
 
-venv: $(VENV)/.installed $(VENV)/.control_msgs
+venv: $(VENV)/.installed $(VENV)/.compiled $(VENV)/.control_msgs
 
 demo: venv
 	$(ROSENV) $(VENV)/bin/robodyn-ros demo

@@ -14,6 +14,8 @@ COMMANDS = {
              "joint states flow at 1 kHz"),
     "perf-page": ("robodyn_ros.benchmarks.page", "doc/performance.md's figures from a bench JSON"),
     "param-tables": ("robodyn_ros.parameters", "the doc/ pages' parameter tables from the schemas"),
+    "compile": ("robodyn_ros.precompile", "compile every numba kernel now (make venv does; "
+                "after colcon build run it once)"),
     "complexity": ("robodyn_ros.complexity", "operation counts of Newton-Euler and Lagrange-Euler"),
     "urdf-from-dh": ("robodyn_ros.dynamics.urdf_export", "write a URDF from a DH-table YAML"),
     "check-urdf": ("robodyn_ros.sim.check_urdf", "what a simulator refuses in a URDF, and what "

@@ -384,6 +384,21 @@ def test_single_pose_path_equals_batch_and_interpreted_reference():
                           one.forces)
 
 
+def test_interpreted_kernels_call_interpreted_helpers_all_the_way_down():
+    """interpreted(kernel) rebinds the ``inline`` helpers as well as the kernels, so that a whole step
+    runs on counting scalars (which the compiled code cannot take) and, counted, gives the compiled
+    forces: the benchmark's flop count (which checks that itself) runs end to end."""
+    from robodyn_ros.benchmarks.stewart import count_flops
+    from robodyn_ros.kernels import interpreted
+    from robodyn_ros.stewart import kernel, universal
+    assert interpreted(kernel)["leg_frame"] is not kernel.leg_frame
+    assert interpreted(universal)["leg_frame"] is interpreted(kernel)["leg_frame"]
+    state = random_state(np.random.default_rng(5))
+    pose = np.concatenate([state[0], state[1].ravel(), *state[2:], np.zeros(6)])
+    sections = count_flops(paper_platform(), pose)
+    assert sections["per leg (section 2)"]["total"] > 0
+
+
 def test_single_pose_shape_errors_are_reported():
     sp = paper_platform()
     t, R, v, w, a, al = random_state(np.random.default_rng(8))

@@ -9,17 +9,19 @@ import warnings
 
 import numpy as np
 
+from .. import kernels
 from ..dynamics.counting import Tally, counted
 from ..kernels import interpreted
 from ..resources import find_share_file
 from ..stewart import StewartPlatform, kernel
 from ..stewart.path_study import PAPER_PATHS
+from .dynamics import one_core
 from .timing import figure, per_call
 
 ROBOT = "Stewart platform (Dasgupta & Mruthyunjaya test manipulator)"
 PAPER_FLOPS = {"per leg": 694, "platform": 273, "final system": 452, "total": 4889}
-SINGLE_TARGET_US = 20.0
-BATCH_TARGET = 200_000
+SINGLE_TARGET_US = 3.0       # issue 13
+BATCH_TARGET = 1_000_000     # poses/s, every core of a 2-core machine (issue 13)
 COND_SECTION = "condition number (one-sided Jacobi, not in the paper's count)"
 
 
@@ -101,11 +103,14 @@ def run(batch=100_000):
     rows.append(figure("  of which the compiled kernel alone (us)", best * 1e6, median * 1e6))
 
     best, median = per_call(lambda: sp.inverse_dynamics(*args), number=1, repeat=7)
-    row = figure("inverse dynamics, batched (poses/s, one core)", batch / best, batch / median,
-                 unit="poses/s", target=f">= {BATCH_TARGET:,} poses/s",
+    row = figure(f"inverse dynamics, batched (poses/s, {kernels.CORES} cores)", batch / best,
+                 batch / median, unit="poses/s", target=f">= {BATCH_TARGET:,} poses/s",
                  note=f"{batch} poses of Path I in one call, NumPy packing included")
     row["met"] = bool(batch / best >= BATCH_TARGET)
     rows.append(row)
+    best, median = per_call(one_core(lambda: sp.inverse_dynamics(*args)), number=1, repeat=7)
+    rows.append(figure("  the same batch on one core (poses/s)", batch / best, batch / median,
+                       unit="poses/s"))
 
     flops = count_flops(sp, pose)
     total = {name: counts["total"] for name, counts in flops.items()}

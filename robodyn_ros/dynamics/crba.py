@@ -4,14 +4,14 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 """
 import numpy as np
 
-from ..kernels import kernel
+from ..kernels import inner_kernel, kernel
 from .joint_frames import place_joint, rotate, to_parent
 from .layout import (ARMATURE, COMPOSITE_FIRST_MOMENT, COMPOSITE_INERTIA, COMPOSITE_MASS, CRBA_COLUMNS,
                      FIRST_MOMENT, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC)
 from .newton_euler import check_sizes
 
 
-@kernel
+@inner_kernel
 def crba_into(P, q, ws, M):
     n = q.shape[0]
     for i in range(n):
@@ -105,19 +105,15 @@ def crba_into(P, q, ws, M):
 
 
 @kernel
-def crba(P, q):
+def crba(P, q, M):
+    """M(q) into ``M`` (n, n), allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``)."""
     check_sizes(P, q, q, q)
-    n = q.shape[0]
-    M = np.empty((n, n))
-    crba_into(P, q, np.empty((n, CRBA_COLUMNS)), M)
-    return M
+    crba_into(P, q, np.empty((q.shape[0], CRBA_COLUMNS)), M)
 
 
 @kernel
-def crba_batch(P, q):
+def crba_batch(P, q, M):
     N, n = q.shape
     ws = np.empty((n, CRBA_COLUMNS))
-    M = np.empty((N, n, n))
     for k in range(N):
         crba_into(P, q[k], ws, M[k])
-    return M

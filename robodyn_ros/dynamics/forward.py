@@ -2,13 +2,13 @@
 h by one Newton–Euler pass, and the solve by Cholesky (M is symmetric positive definite)."""
 import numpy as np
 
-from ..kernels import kernel
+from ..kernels import inner_kernel, kernel
 from .crba import crba_into
 from .layout import CRBA_COLUMNS, RNEA_COLUMNS
 from .newton_euler import NO_WRENCH, check_sizes, rnea_into
 
 
-@kernel
+@inner_kernel
 def cholesky_solve_into(M, b):
     """Overwrite M with its Cholesky factor L (lower) and b with M^-1 b. n is small: plain loops."""
     n = b.shape[0]
@@ -39,7 +39,7 @@ def cholesky_solve_into(M, b):
 
 
 
-@kernel
+@inner_kernel
 def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, zero, qdd):
     """``zero``: n zeros (the acceleration of the bias-force pass), allocated by the caller."""
     n = q.shape[0]
@@ -51,30 +51,34 @@ def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, zero, qdd):
 
 
 @kernel
-def forward_dynamics(P, q, qd, tau, wrench, mode):
+def forward_dynamics(P, q, qd, tau, wrench, mode, qdd):
+    """One state into ``qdd``, allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``)."""
     check_sizes(P, q, qd, tau)
     n = q.shape[0]
-    qdd = np.empty(n)
-    _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, RNEA_COLUMNS)), np.empty((n, CRBA_COLUMNS)),
-                  np.empty((n, n)), np.zeros(n), qdd)
-    return qdd
+    # the four workspaces as views of one allocation: on one state each allocation costs ~5 %
+    a = n * RNEA_COLUMNS
+    b = a + n * CRBA_COLUMNS
+    c = b + n * n
+    w = np.empty(c + n)
+    zero = w[c:]
+    zero[:] = 0.0
+    _forward_into(P, q, qd, tau, wrench, mode, w[:a].reshape((n, RNEA_COLUMNS)),
+                  w[a:b].reshape((n, CRBA_COLUMNS)), w[b:c].reshape((n, n)), zero, qdd)
 
 
 @kernel
-def forward_dynamics_no_wrench(P, q, qd, tau, mode):
+def forward_dynamics_no_wrench(P, q, qd, tau, mode, qdd):
     """The simulation-loop call: one array argument fewer to pass."""
-    return forward_dynamics(P, q, qd, tau, NO_WRENCH, mode)
+    forward_dynamics(P, q, qd, tau, NO_WRENCH, mode, qdd)
 
 
 @kernel
-def forward_dynamics_batch(P, q, qd, tau, wrench, mode):
+def forward_dynamics_batch(P, q, qd, tau, wrench, mode, qdd):
     N, n = q.shape
     ws = np.empty((n, RNEA_COLUMNS))
     cws = np.empty((n, CRBA_COLUMNS))
     M = np.empty((n, n))
     zero = np.zeros(n)
-    qdd = np.empty((N, n))
     last = wrench.shape[0] - 1   # one placeholder row when there is no tip wrench
     for k in range(N):
         _forward_into(P, q[k], qd[k], tau[k], wrench[min(k, last)], mode, ws, cws, M, zero, qdd[k])
-    return qdd

@@ -5,8 +5,9 @@ exposes is a read-only copy, and its attributes cannot be rebound, so the NumPy-
 (kinematics, Coriolis, Lagrange–Euler), which read the links, and the compiled kernels, which read
 the parameter array packed from the same links at construction (``layout.pack``), cannot disagree.
 Variants are new models: ``with_payload``, ``scaled``, or ``RobotModel`` on ``dataclasses.replace``d
-links. Every call allocates (inside compiled code) the little workspace it needs, so one model may
-serve several threads. Loaders (``dh``, ``urdf``) reduce every convention to the canonical chain.
+links. Every call allocates the little workspace it needs, so one model may serve several threads;
+a large batch is shared among the cores (``robodyn_ros.kernels.by_rows``), a small one is not.
+Loaders (``dh``, ``urdf``) reduce every convention to the canonical chain.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import dataclasses
 
 import numpy as np
 
+from ..kernels import by_rows
 from . import coriolis as _coriolis
 from . import crba as _crba
 from . import dh as _dh
@@ -25,7 +27,7 @@ from .layout import pack
 from .link import Chain, combine_bodies
 
 _WITH_FRICTION, _NO_FRICTION = _ne.GRAVITY | _ne.FRICTION, _ne.GRAVITY
-_NDARRAY, _FLOAT64 = np.ndarray, np.dtype(np.float64)
+_NDARRAY, _FLOAT64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 _NO_WRENCHES = np.zeros((1, 6))
 _PER_JOINT = {"lower": "lower", "upper": "upper", "armature": "armature", "viscous": "viscous",
               "coulomb_positive": "coulomb_positive", "coulomb_negative": "coulomb_negative",
@@ -122,7 +124,9 @@ class RobotModel:
                 and type(qdd) is _NDARRAY and q.dtype is _FLOAT64 and qd.dtype is _FLOAT64
                 and qdd.dtype is _FLOAT64 and q.ndim == 1):
             # the 1 kHz path, every check inline: the compiled kernel checks the sizes itself
-            return _ne.rnea_no_wrench(self.params, q, qd, qdd, mode)
+            tau = _empty(self.dof)
+            _ne.rnea_no_wrench(self.params, q, qd, qdd, mode, tau)
+            return tau
         return self._dispatch(_ne.rnea, _ne.rnea_batch, q, qd, qdd, tip_wrench, mode)
 
     def gravity_torques(self, q):
@@ -143,14 +147,21 @@ class RobotModel:
 
     def mass_matrix(self, q, method="crba"):
         """M(q), armature included. ``method="strobe"``: n Newton–Euler passes, for checking."""
-        q = np.asarray(q, dtype=float)
+        if type(q) is not _NDARRAY or q.dtype is not _FLOAT64:   # no np.asarray call on the fast path
+            q = np.asarray(q, dtype=float)
         if method == "strobe":
             return _strobe_mass_matrix(self, q)
         if method != "crba":
             raise ValueError(f"unknown mass-matrix method '{method}' (crba, strobe)")
+        n = self.dof
         if q.ndim == 1:
-            return _crba.crba(self.params, q)
-        return _crba.crba_batch(self.params, self._batch(q)[0])
+            M = _empty((n, n))
+            _crba.crba(self.params, q, M)
+            return M
+        q, = self._batch(q)
+        M = _empty((q.shape[0], n, n))
+        by_rows(lambda a, b: _crba.crba_batch(self.params, q[a:b], M[a:b]), q.shape[0])
+        return M
 
     def coriolis_matrix(self, q, qd):
         """C(q, qd) with C qd the Coriolis and centrifugal forces and dM/dt - 2C skew-symmetric."""
@@ -162,7 +173,9 @@ class RobotModel:
         if (tip_wrench is None and type(q) is _NDARRAY and type(qd) is _NDARRAY
                 and type(tau) is _NDARRAY and q.dtype is _FLOAT64 and qd.dtype is _FLOAT64
                 and tau.dtype is _FLOAT64 and q.ndim == 1):
-            return _forward.forward_dynamics_no_wrench(self.params, q, qd, tau, mode)
+            qdd = _empty(self.dof)
+            _forward.forward_dynamics_no_wrench(self.params, q, qd, tau, mode, qdd)
+            return qdd
         return self._dispatch(_forward.forward_dynamics, _forward.forward_dynamics_batch,
                               q, qd, tau, tip_wrench, mode)
 
@@ -181,17 +194,29 @@ class RobotModel:
 
     # ------------------------------------------------------------------ argument handling
     def _dispatch(self, single, batch, a, b, c, tip_wrench, mode):
-        """Convert the arguments and call the one-state or the batch kernel (which check sizes)."""
+        """Convert the arguments and call the one-state kernel (which checks sizes), or the batch
+        kernel on shares of the rows (``by_rows``); either writes into the array returned."""
         a = np.asarray(a, dtype=float)
         if tip_wrench is not None:
             mode |= _ne.TIP_WRENCH
         if a.ndim == 1:
             b, c = np.asarray(b, dtype=float), np.asarray(c, dtype=float)
             wrench = _ne.NO_WRENCH if tip_wrench is None else self._wrench(tip_wrench, None)
-            return single(self.params, a, b, c, wrench, mode)
+            out = _empty(self.dof)
+            single(self.params, a, b, c, wrench, mode, out)
+            return out
         a, b, c = self._batch(a, b, c)
-        wrench = _NO_WRENCHES if tip_wrench is None else self._wrench(tip_wrench, a.shape[0])
-        return batch(self.params, a, b, c, wrench, mode)
+        out = _empty(a.shape)
+        if tip_wrench is None:
+            def share(i, j):
+                batch(self.params, a[i:j], b[i:j], c[i:j], _NO_WRENCHES, mode, out[i:j])
+        else:
+            w = self._wrench(tip_wrench, a.shape[0])
+
+            def share(i, j):
+                batch(self.params, a[i:j], b[i:j], c[i:j], w[i:j], mode, out[i:j])
+        by_rows(share, a.shape[0])
+        return out
 
     def _batch(self, *arrays):
         out = tuple(np.ascontiguousarray(a, dtype=float) for a in arrays)
@@ -208,7 +233,7 @@ class RobotModel:
             if w.shape != (6,):
                 raise ValueError(f"tip_wrench must be [fx, fy, fz, nx, ny, nz], got shape {w.shape}")
             return w
-        return np.ascontiguousarray(np.broadcast_to(w, (batch, 6)))
+        return np.array(np.broadcast_to(w, (batch, 6)))   # a writable copy: one compiled type
 
     def __repr__(self):
         joints = ", ".join(f"{n}:{t[0].upper()}" for n, t in zip(self.joint_names, self.joint_types))
@@ -225,5 +250,7 @@ def _strobe_mass_matrix(model, q):
     for j in range(n):
         e = np.zeros(n)
         e[j] = 1.0
-        M[:, j] = _ne.rnea(model.params, q, zero, e, _ne.NO_WRENCH, 0)
+        column = np.empty(n)
+        _ne.rnea(model.params, q, zero, e, _ne.NO_WRENCH, 0, column)
+        M[:, j] = column
     return M

@@ -12,7 +12,7 @@ COM shift in both recursions.
 """
 import numpy as np
 
-from ..kernels import kernel
+from ..kernels import inner_kernel, kernel
 from .joint_frames import place_joint, to_parent
 from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
                      JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)
@@ -23,7 +23,7 @@ FRICTION = 2     # viscous and Coulomb joint friction
 TIP_WRENCH = 4   # the wrench the end-effector exerts, in the tip frame
 
 
-@kernel
+@inner_kernel
 def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
     """tau = M(q) qdd + C(q, qd) qd + g(q) [+ friction] [+ J^T wrench], written into ``tau``."""
     n = q.shape[0]
@@ -167,31 +167,28 @@ def check_sizes(P, q, qd, qdd):
 
 
 @kernel
-def rnea(P, q, qd, qdd, wrench, mode):
+def rnea(P, q, qd, qdd, wrench, mode, tau):
+    """One state into ``tau``, which the caller allocates: a NumPy allocation in Python costs a
+    fraction of handing back an array the compiled code allocated."""
     check_sizes(P, q, qd, qdd)
-    n = q.shape[0]
-    ws = np.empty((n, RNEA_COLUMNS))
-    tau = np.empty(n)
-    rnea_into(P, q, qd, qdd, wrench, mode, ws, tau)
-    return tau
+    rnea_into(P, q, qd, qdd, wrench, mode, np.empty((q.shape[0], RNEA_COLUMNS)), tau)
 
 
 NO_WRENCH = np.zeros(6)   # "no tip wrench"; a compile-time constant inside kernels
 
 
 @kernel
-def rnea_no_wrench(P, q, qd, qdd, mode):
+def rnea_no_wrench(P, q, qd, qdd, mode, tau):
     """The control-loop call: one array argument fewer to pass, which is a sizeable part of it."""
-    return rnea(P, q, qd, qdd, NO_WRENCH, mode)
+    rnea(P, q, qd, qdd, NO_WRENCH, mode, tau)
 
 
 @kernel
-def rnea_batch(P, q, qd, qdd, wrench, mode):
-    """One pass per row; ``wrench`` is (N, 6) (ignored unless mode has TIP_WRENCH)."""
+def rnea_batch(P, q, qd, qdd, wrench, mode, tau):
+    """One pass per row into ``tau`` (N, n); ``wrench`` is (N, 6) (ignored unless mode has
+    TIP_WRENCH) or one placeholder row."""
     N, n = q.shape
     ws = np.empty((n, RNEA_COLUMNS))
-    tau = np.empty((N, n))
-    last = wrench.shape[0] - 1   # one placeholder row when there is no tip wrench
+    last = wrench.shape[0] - 1
     for k in range(N):
         rnea_into(P, q[k], qd[k], qdd[k], wrench[min(k, last)], mode, ws, tau[k])
-    return tau

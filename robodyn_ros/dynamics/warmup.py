@@ -6,15 +6,25 @@ from .link import Link
 from .model import RobotModel
 
 
-def warm_up(notify=print, forward=True):
+def warm_up(notify=print, forward=True, every_call=False):
     """Run every kernel a controller (and, with ``forward``, a simulator) uses once, on a one-link
-    arm whose argument types match any model's. Returns the seconds it took."""
+    arm whose argument types match any model's; ``every_call`` adds the calls no node makes at
+    start (tip wrenches, batches of mass matrices and of forward dynamics), for ``robodyn-ros
+    compile``. Returns the seconds it took."""
     def exercise():
         model = RobotModel([Link("j", mass=1.0, com=np.array([0.1, 0.0, 0.0]), inertia=np.eye(3))])
-        q = np.zeros(1)
+        q, Q = np.zeros(1), np.zeros((1, 1))
         model.inverse_dynamics(q, q, q)
-        model.inverse_dynamics(q[None], q[None], q[None])
+        model.inverse_dynamics(Q, Q, Q)
         if forward:
             model.mass_matrix(q)
             model.forward_dynamics(q, q, q)
+        if every_call:
+            wrench = np.zeros(6)
+            model.inverse_dynamics(q, q, q, tip_wrench=wrench)
+            model.inverse_dynamics(Q, Q, Q, tip_wrench=wrench)
+            model.mass_matrix(Q)
+            model.forward_dynamics(q, q, q, tip_wrench=wrench)
+            model.forward_dynamics(Q, Q, Q)
+            model.forward_dynamics(Q, Q, Q, tip_wrench=wrench)
     return kernels.warm_up("dynamics kernels", exercise, notify)

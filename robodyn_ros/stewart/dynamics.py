@@ -1,11 +1,13 @@
 """Inverse dynamics of the Stewart platform (Dasgupta & Mruthyunjaya 1998, sections 2-3 and 4.4)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 from numba.core.errors import TypingError
 
+from ..kernels import by_rows
 from . import kernel, universal
 from .poses import pack_poses
 
@@ -131,9 +133,17 @@ def inverse_dynamics(sp, position, rotation_matrix, linear_velocity, angular_vel
     out = np.empty((kernel.OUT_ROWS, n, 6))
     cond = np.empty(n)
     if universal_legs:
-        universal.inverse_dynamics_batch(sp.packed, poses, out, cond)
+        solve = universal.inverse_dynamics_batch
     else:
-        kernel.inverse_dynamics_batch(sp.packed, poses, bool(printed_eq16), out, cond)
+        solve = functools.partial(kernel.inverse_dynamics_batch, printed_eq16=bool(printed_eq16))
+
+    def share(a, b):
+        # out[:, a:b] is not contiguous: a share of a large batch fills its own block, then copies
+        part = out if (a, b) == (0, n) else np.empty((kernel.OUT_ROWS, b - a, 6))
+        solve(sp.packed, poses[a:b], out=part, cond=cond[a:b])
+        if part is not out:
+            out[:, a:b] = part
+    by_rows(share, n)
     constraint = None
     if constraint_forces:
         vec = np.empty((6, n, 6, 3))
