@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.processes import NodeProcesses, param_list, spin_until
+from robodyn_ros.processes import NodeProcesses, param_list, plot_errors, spin_until
 from robodyn_ros.sim import ENGINES
 
 BOUND = 4.26e-4  # rad: one step of a 12-bit A/D converter (004 §5)
@@ -254,29 +254,12 @@ def print_table(results):
 
 
 def plot(results, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    joints = results[0]["joints"]
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7), sharex=True)
-    for j, (name, ax) in enumerate(zip(joints, axes.flat)):
-        for r in results:
-            ax.plot(r["t"], r["error"][:, j], label=r["label"], lw=1.0)
-        for sign in (1, -1):
-            ax.axhline(sign * BOUND, color="k", ls="--", lw=0.8)
-        if any(r["payload_kg"] for r in results):
-            ax.set_yscale("symlog", linthresh=BOUND / 10)
-        ax.set_title(f"{name} (bound ±{BOUND:.2e} rad, dashed)")
-        ax.set_ylabel("q_d - q (rad)")
-        ax.grid(True, lw=0.3)
-    for ax in axes[-1]:
-        ax.set_xlabel("t (s) from the start of the motion")
-    axes.flat[0].legend(fontsize=8)
-    fig.suptitle("PUMA 560, computed-torque control (004 §5, cf. Figs 3-8): position error")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    panels = [(f"{name} (bound ±{BOUND:.2e} rad, dashed)", "q_d - q (rad)", BOUND)
+              for name in results[0]["joints"]]
+    plot_errors(path, results, panels,
+                "PUMA 560, computed-torque control (004 §5, cf. Figs 3-8): position error",
+                "t (s) from the start of the motion",
+                symlog=[BOUND / 10] * 6 if any(r["payload_kg"] for r in results) else None)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Nodes in processes of their own, started without the launch system (``python -m`` of each node
 module, so each has its own interpreter and GIL and every message crosses DDS on loopback), each
 with its output in a log file; used by ``robodyn-ros demo`` (the arm and the Stewart platform) and
-``robodyn-ros fuzz``."""
+``robodyn-ros fuzz``; and the demos' error plot."""
 from __future__ import annotations
 
 import signal
@@ -72,3 +72,32 @@ def spin_until(executor, procs, done, timeout, what):
 def param_list(values):
     """A list of numbers as a -p value on the command line."""
     return "[" + ", ".join(repr(float(v)) for v in values) + "]"
+
+
+def plot_errors(path, results, panels, title, xlabel, symlog=None):
+    """A demo's tracking errors, one panel per axis (2 x 3): each run of ``results`` (dicts with
+    ``label``, ``t`` and ``error``, samples x 6) over time, its bound dashed. ``panels``: one
+    (title, y label, bound) per axis; ``symlog``: per axis, the linear range of a symmetric log
+    scale (for runs whose errors span decades), or None."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7), sharex=True)
+    for j, ((name, ylabel, bound), ax) in enumerate(zip(panels, axes.flat)):
+        for r in results:
+            ax.plot(r["t"], r["error"][:, j], label=r["label"], lw=1.0)
+        for sign in (1, -1):
+            ax.axhline(sign * bound, color="k", ls="--", lw=0.8)
+        if symlog is not None:
+            ax.set_yscale("symlog", linthresh=symlog[j])
+        ax.set_title(name)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, lw=0.3)
+    for ax in axes[-1]:
+        ax.set_xlabel(xlabel)
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.processes import NodeProcesses, param_list, spin_until
+from robodyn_ros.processes import NodeProcesses, param_list, plot_errors, spin_until
 
 AXES = ("x", "y", "z", "rx", "ry", "rz")
 UNITS = ("m", "m", "m", "rad", "rad", "rad")
@@ -259,29 +259,12 @@ def print_table(results, bound, rate):
 
 
 def plot(results, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7), sharex=True)
-    for j, ax in enumerate(axes.flat):
-        bound = results[0]["bound"][j]
-        for r in results:
-            ax.plot(r["t"], r["error"][:, j], label=r["label"], lw=1.0)
-        for sign in (1, -1):
-            ax.axhline(sign * bound, color="k", ls="--", lw=0.8)
-        if len(results) > 1:
-            ax.set_yscale("symlog", linthresh=bound)
-        ax.set_title(f"{AXES[j]} (bound ±{bound:.1e} {UNITS[j]}, dashed)")
-        ax.set_ylabel(f"error ({UNITS[j]})")
-        ax.grid(True, lw=0.3)
-    for ax in axes[-1]:
-        ax.set_xlabel("t (s) from the start of Path I")
-    axes.flat[0].legend(fontsize=8)
-    fig.suptitle("Stewart platform, task-space computed torque over DDS: Path I tracking error")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    bounds = results[0]["bound"]
+    panels = [(f"{AXES[j]} (bound ±{bounds[j]:.1e} {UNITS[j]}, dashed)", f"error ({UNITS[j]})",
+               bounds[j]) for j in range(6)]
+    plot_errors(path, results, panels,
+                "Stewart platform, task-space computed torque over DDS: Path I tracking error",
+                "t (s) from the start of Path I", symlog=bounds if len(results) > 1 else None)
 
 
 if __name__ == "__main__":
