@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.processes import NodeProcesses, param_list, plot_errors, spin_until
+from robodyn_ros.processes import NodeProcesses, param_list, plot_errors, record, spin_until
 from robodyn_ros.sim import ENGINES
 
 BOUND = 4.26e-4  # rad: one step of a 12-bit A/D converter (004 §5)
@@ -200,22 +200,8 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
             msg.header.stamp.nanosec = int(round((start % 1.0) * 1e9))
             trajectory_pub.publish(msg)
             first = len(states)
-            first_wall = time.monotonic()
-            last_print = 0.0
-
-            def progress():
-                nonlocal last_print
-                now = time.monotonic()
-                if now - last_print > 0.5:
-                    last_print = now
-                    t = states[-1][0] - start
-                    print(f"\r  {label:>16s}: t = {max(t, -LEAD_IN):5.2f} / "
-                          f"{duration + SETTLE:.2f} s", end="", flush=True)
-                return states[-1][0] >= end
-
-            spin_until(executor, procs, progress, 10 * (duration + SETTLE + LEAD_IN) + 30,
-                        f"{label}: the run")
-            realtime = (states[-1][0] - states[first][0]) / (time.monotonic() - first_wall)
+            realtime = record(executor, procs, lambda: states[-1][0], start, duration + SETTLE,
+                              label, LEAD_IN)
         finally:
             node.destroy_node()
     # the same reference as the controller's: its sampler, holding the start, then the motion

@@ -69,6 +69,23 @@ def spin_until(executor, procs, done, timeout, what):
         executor.spin_once(timeout_sec=0.05)
 
 
+def record(executor, procs, now, start, until, label, lead_in):
+    """Spin while a demo run records, its progress printed every 0.5 s, until the simulated time
+    ``now()`` reaches ``start + until``; returns the run's real-time factor."""
+    first_t, first_wall, printed = now(), time.monotonic(), [0.0]
+
+    def progress():
+        wall = time.monotonic()
+        if wall - printed[0] > 0.5:
+            printed[0] = wall
+            print(f"\r  {label:>16s}: t = {max(now() - start, -lead_in):5.2f} / {until:.2f} s",
+                  end="", flush=True)
+        return now() >= start + until
+
+    spin_until(executor, procs, progress, 10 * (until + lead_in) + 30, f"{label}: the run")
+    return (now() - first_t) / (time.monotonic() - first_wall)
+
+
 def param_list(values):
     """A list of numbers as a -p value on the command line."""
     return "[" + ", ".join(repr(float(v)) for v in values) + "]"

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.processes import NodeProcesses, param_list, plot_errors, spin_until
+from robodyn_ros.processes import NodeProcesses, param_list, plot_errors, record, spin_until
 
 AXES = ("x", "y", "z", "rx", "ry", "rz")
 UNITS = ("m", "m", "m", "rad", "rad", "rad")
@@ -195,21 +195,8 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
                 msg.points.append(point)
             publisher.publish(msg)
             first = len(poses)
-            first_wall = time.monotonic()
-            last_print = 0.0
-
-            def progress():
-                nonlocal last_print
-                now = time.monotonic()
-                if now - last_print > 0.5:
-                    last_print = now
-                    print(f"\r  {label:>14s}: t = {max(poses[-1][0] - start, -LEAD_IN):5.2f} / "
-                          f"{end_of_record:.2f} s", end="", flush=True)
-                return poses[-1][0] >= start + end_of_record
-
-            spin_until(executor, procs, progress, 10 * (end_of_record + LEAD_IN) + 30,
-                       f"{label}: the run")
-            realtime = (poses[-1][0] - poses[first][0]) / (time.monotonic() - first_wall)
+            realtime = record(executor, procs, lambda: poses[-1][0], start, end_of_record, label,
+                              LEAD_IN)
         finally:
             node.destroy_node()
     # the controller's reference: the same knots through the same sampler
@@ -223,7 +210,7 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
     max_error = np.abs(error).max(axis=0)
     below = bool(np.all(max_error < bound))
     wall = time.monotonic() - started
-    print(f"\r  {label:>14s}: done, {len(t)} samples, {commands[0]} commands, real-time factor "
+    print(f"\r  {label:>16s}: done, {len(t)} samples, {commands[0]} commands, real-time factor "
           f"{realtime:.2f}, {wall:.1f} s wall")
     return {"label": label, "simulator": {k: str(v) for k, v in simulator_params.items()},
             "max_error": dict(zip(AXES, max_error.tolist())), "below_bound": below,
