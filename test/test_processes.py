@@ -91,7 +91,7 @@ def test_the_active_controller_leaves_its_deactivate_command_on_the_way_out(rig,
         wait_for_line(proc, "commands on")
         rig.spin_until(lambda: rig.probe.count_publishers("/sigint/commands") > 0,
                        what="the controller's publisher")
-        rig.spin_for(0.5)  # discovery both ways, before the one message that matters
+        rig.spin_for(1.0)  # discovery both ways, before the one message that matters
     except AssertionError:
         proc.kill()
         raise

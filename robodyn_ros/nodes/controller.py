@@ -17,6 +17,7 @@ import array
 
 import numpy as np
 import rclpy.logging
+from rclpy.duration import Duration
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
@@ -25,7 +26,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 from ..control.goal import Tolerances
 from ..control.joints import JointOrder
-from ..control.loop import WARN, Command, ControlLoop, LawFailure, Rejection
+from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection
 from ..dynamics import warm_up
 from ..parameters import controller_schema, node_schema
 from .common import ConfigurationError, Diagnostics, stamp_seconds, steady_clock
@@ -37,8 +38,6 @@ from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_s
 from .trajectory_action import DEACTIVATED, TrajectoryAction
 
 NAME = "computed_torque_controller"
-#: The loop's own settings; every other configuration value is a control law's parameter.
-LOOP_KEYS = ("control_law", "effort_limits", "on_timeout")
 
 
 def schema(logger=None):
@@ -51,7 +50,7 @@ class ComputedTorqueController(ManagedNode):
         specs = schema(rclpy.logging.get_logger(name))
         super().__init__(name, specs, **kwargs)
         own = {s.name for s in node_schema(NAME)}
-        self._config_keys = [s.name for s in specs if s.name in LOOP_KEYS or s.name not in own]
+        self._config_keys = [s.name for s in specs if s.name in LOOP_SETTINGS or s.name not in own]
         self.loop = self._action = None
         self._published = None  # the URDF from /robot_description
         Diagnostics(self, self._report, self.params["diagnostic_period"])
@@ -138,6 +137,9 @@ class ComputedTorqueController(ManagedNode):
         if self._action is not None:
             self._action.preempt(DEACTIVATED)
         self._publish_effort(self.loop.safe_command(self.params["on_deactivate"]).effort)
+        # the last command must reach the drive even when the process ends right after (Ctrl-C):
+        # wait (bounded) until every subscriber acknowledged it
+        self._command_pub.wait_for_all_acked(Duration(seconds=0.5))
         self.get_logger().info(f"inactive: published {self.params['on_deactivate']} once")
 
     def teardown(self):

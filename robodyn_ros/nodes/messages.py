@@ -44,21 +44,22 @@ def trajectory_from_message(msg) -> tuple[JointTrajectory, float]:
 
 
 def _reader(raw: bytes):
-    """The CDR body of a serialized message and a function reading a uint32 at an offset (aligned
-    to 4 bytes from the start of the body, as CDR does): (value, offset after it)."""
+    """The CDR body of a serialized message, its byte order for struct, and a function reading a
+    uint32 at an offset (aligned to 4 bytes from the start of the body, as CDR does): (value,
+    offset after it)."""
     order = "<" if raw[1:2] == b"\x01" else ">"  # encapsulation 0x0001: little-endian CDR
     body = memoryview(raw)[4:]
 
     def u32(pos):
         pos = (pos + 3) & ~3
         return struct.unpack_from(order + "I", body, pos)[0], pos + 4
-    return body, u32
+    return body, order, u32
 
 
 def _header_and_names(raw: bytes):
     """(body, u32, (stamp sec, nanosec), joint_names, offset of the points' count) of a
     serialized trajectory_msgs/JointTrajectory."""
-    body, u32 = _reader(raw)
+    body, order, u32 = _reader(raw)
     size, pos = u32(8)  # header.stamp (sec, nanosec), then header.frame_id
     count, pos = u32(pos + size)
     names = []
@@ -66,7 +67,7 @@ def _header_and_names(raw: bytes):
         size, pos = u32(pos)
         names.append(bytes(body[pos:pos + size - 1]).decode(errors="replace"))
         pos += size
-    stamp = struct.unpack_from(("<" if raw[1:2] == b"\x01" else ">") + "iI", body, 0)
+    stamp = struct.unpack_from(order + "iI", body, 0)
     return body, u32, stamp, names, pos
 
 
@@ -76,7 +77,7 @@ def trajectory_sizes(raw: bytes) -> tuple[int, int]:
     Python objects takes the subscriber over a second, too long to spend on a trajectory it will
     refuse for its size. ValueError when the bytes end early."""
     try:
-        body, u32 = _reader(raw)
+        body, _, u32 = _reader(raw)
         size, pos = u32(8)  # header.stamp (sec, nanosec), then header.frame_id
         names, pos = u32(pos + size)
         for _ in range(names):
