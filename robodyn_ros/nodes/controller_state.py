@@ -50,22 +50,22 @@ class ControllerStatePublisher:
         """Whether anybody listens (called once per diagnostics period)."""
         self.listened = self._publisher.get_subscription_count() > 0
 
-    def publish(self, loop, stamp, effort: array.array) -> None:
+    def publish(self, loop, stamp, effort: np.ndarray) -> None:
         """The loop's last cycle: its reference, the measured state, the error and ``effort``
-        (the command sent); ``stamp`` is the joint state's own header stamp, so that a listener
-        can match the two exactly."""
+        (the command sent); ``stamp`` (sec, nanosec) is the joint state's own header stamp, so that a
+        listener can match the two exactly."""
         if not self.listened:
             return
         o = loop.order.index
         q_des, qd_des, qdd_des = loop.reference
-        self._msg.header.stamp = stamp
+        self._msg.header.stamp.sec, self._msg.header.stamp.nanosec = stamp
         reference, feedback, error, output = self._points
         reference.positions, reference.velocities, reference.accelerations = (
             _buffer(q_des[o]), _buffer(qd_des[o]), _buffer(qdd_des[o]))
         feedback.positions, feedback.velocities = _buffer(loop.q[o]), _buffer(loop.qd[o])
         error.positions, error.velocities = (_buffer(q_des[o] - loop.q[o]),
                                              _buffer(qd_des[o] - loop.qd[o]))
-        output.effort = effort
+        output.effort = _buffer(effort)
         self._publisher.publish(self._msg)
 
     def destroy(self) -> None:

@@ -6,8 +6,8 @@ into the venv when its source is at hand). Without it the nodes run with topics 
 """
 from __future__ import annotations
 
-import dataclasses
 import struct
+from typing import NamedTuple
 
 import numpy as np
 
@@ -62,11 +62,7 @@ def _header_and_names(raw: bytes):
     body, order, u32 = _reader(raw)
     size, pos = u32(8)  # header.stamp (sec, nanosec), then header.frame_id
     count, pos = u32(pos + size)
-    names = []
-    for _ in range(count):
-        size, pos = u32(pos)
-        names.append(bytes(body[pos:pos + size - 1]).decode(errors="replace"))
-        pos += size
+    names, pos = _strings(body, u32, pos, count)
     stamp = struct.unpack_from(order + "iI", body, 0)
     return body, u32, stamp, names, pos
 
@@ -80,10 +76,7 @@ def trajectory_sizes(raw: bytes) -> tuple[int, int]:
         body, _, u32 = _reader(raw)
         size, pos = u32(8)  # header.stamp (sec, nanosec), then header.frame_id
         names, pos = u32(pos + size)
-        for _ in range(names):
-            size, pos = u32(pos)
-            pos += size
-        return names, u32(pos)[0]
+        return names, u32(_strings_end(u32, pos, names))[0]
     except struct.error as exc:
         raise ValueError(f"a serialized JointTrajectory ends early: {exc}") from exc
 
@@ -110,15 +103,15 @@ def trajectory_from_serialized(raw: bytes, message_type) -> tuple[JointTrajector
     bad = (sec < 0) | (nanosec >= 1_000_000_000)
     if bad.any():
         i = int(np.argmax(bad))
-        stamp_seconds(_Time(int(sec[i]), int(nanosec[i])), f"point {i} time_from_start")
+        stamp_seconds(Time(int(sec[i]), int(nanosec[i])), f"point {i} time_from_start")
     trajectory = JointTrajectory(names, sec + 1e-9 * nanosec, fields[0],
                                  fields[1] if fields[1].shape[1] else None,
                                  fields[2] if fields[2].shape[1] else None)
-    return trajectory, stamp_seconds(_Time(*stamp), "header.stamp")
+    return trajectory, stamp_seconds(Time(*stamp), "header.stamp")
 
 
-@dataclasses.dataclass(frozen=True)
-class _Time:
+class Time(NamedTuple):
+    """A stamp read from CDR bytes, as builtin_interfaces/Time has it (without a message object)."""
     sec: int
     nanosec: int
 
@@ -174,3 +167,91 @@ def _uniform_points(raw: bytes):
         times[0, index] = np.ndarray((rows,), "<i4", body, time_at, (block,))
         times[1, index] = np.ndarray((rows,), "<u4", body, time_at + 4, (block,))
     return names, stamp, times, arrays
+
+
+# far beyond any robot's joints; decoding this many names costs the reader a few milliseconds
+MAX_JOINT_STATE_NAMES = 4096
+
+
+class JointStateReader:
+    """Serialized sensor_msgs/JointState into (stamp, names, position, velocity), the arrays as
+    views of the bytes. At 1 kHz rclpy's conversion into a message object (a header, a name list,
+    four arrays, every field through its checking setter) costs a controller more than its law;
+    a driver sends the same names every time, so they are decoded only when their bytes change.
+    Big-endian bytes are deserialized. ValueError when the bytes end early or name more than
+    MAX_JOINT_STATE_NAMES joints."""
+
+    def __init__(self, message_type):
+        self._type = message_type
+        self._block, self._names = b"", []
+
+    def read(self, raw: bytes) -> tuple[Time, list[str], np.ndarray, np.ndarray]:
+        if raw[1:2] != b"\x01":
+            from rclpy.serialization import deserialize_message
+            msg = deserialize_message(raw, self._type)
+            return Time(msg.header.stamp.sec, msg.header.stamp.nanosec), msg.name, \
+                np.asarray(msg.position, dtype=float), np.asarray(msg.velocity, dtype=float)
+        try:
+            body, _, u32 = _reader(raw)
+            stamp = Time(*struct.unpack_from("<iI", body, 0))
+            size, pos = u32(8)  # header.frame_id
+            count, start = u32(pos + size)
+            block = self._block
+            if count == len(self._names) and body[start:start + len(block)] == block:
+                pos = start + len(block)
+            elif count > MAX_JOINT_STATE_NAMES:
+                raise ValueError(f"{count} names, more than the {MAX_JOINT_STATE_NAMES} a joint "
+                                 "state may have")
+            else:
+                self._names, pos = _strings(body, u32, start, count)
+                self._block = bytes(body[start:pos])
+            position, pos = _doubles(body, u32, pos)
+            velocity, _ = _doubles(body, u32, pos)
+        except struct.error as exc:
+            raise ValueError(f"a serialized JointState ends early: {exc}") from exc
+        return stamp, self._names, position, velocity
+
+
+def _strings_end(u32, pos, count) -> int:
+    """The offset after ``count`` CDR strings from ``pos``."""
+    for _ in range(count):
+        size, pos = u32(pos)
+        pos += size
+    return pos
+
+
+def _strings(body, u32, pos, count) -> tuple[list[str], int]:
+    """``count`` CDR strings from ``pos`` and the offset after them."""
+    strings = []
+    for _ in range(count):
+        size, pos = u32(pos)
+        strings.append(bytes(body[pos:pos + size - 1]).decode(errors="replace"))
+        pos += size
+    return strings, pos
+
+
+def _doubles(body, u32, pos) -> tuple[np.ndarray, int]:
+    """A little-endian float64 sequence at ``pos`` (a view) and the offset after it."""
+    n, pos = u32(pos)
+    if n:
+        pos = (pos + 7) & ~7
+    if pos + 8 * n > len(body):
+        raise struct.error(f"{n} doubles at byte {pos} of {len(body)}")
+    return np.frombuffer(body, "<f8", n, pos), pos + 8 * n
+
+
+class SerializedFloat64MultiArray:
+    """A std_msgs/Float64MultiArray of ``n`` values (empty layout), kept serialized: write
+    ``values``, publish ``bytes()``. rclpy publishes bytes as they are, without converting a
+    message object, about 4 us of every cycle. CDR, little-endian: 4 bytes of encapsulation,
+    then the layout (no dimensions, data_offset 0), the data's count and, aligned to 8 bytes
+    from the start of the body, the doubles."""
+
+    def __init__(self, n: int):
+        self._raw = bytearray(20 + 8 * n)
+        self._raw[1] = 1  # encapsulation 0x0001: little-endian CDR
+        struct.pack_into("<I", self._raw, 12, n)
+        self.values = np.frombuffer(self._raw, "<f8", n, 20)
+
+    def __bytes__(self) -> bytes:
+        return bytes(self._raw)

@@ -1,0 +1,131 @@
+"""The controller's hot-path messages read and written as CDR bytes, against rclpy's own
+(de)serialization as the oracle: what the node reads from a serialized JointState is what the
+deserialized message says, and what it publishes deserializes to the command it meant."""
+import struct
+
+import numpy as np
+import pytest
+from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from robodyn_ros.nodes.messages import (MAX_JOINT_STATE_NAMES, JointStateReader,
+                                        SerializedFloat64MultiArray)
+
+
+def _state(names, position, velocity, frame="", sec=12, nanosec=345, effort=()):
+    msg = JointState(name=list(names), position=list(position), velocity=list(velocity),
+                     effort=list(effort))
+    msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id = sec, nanosec, frame
+    return msg
+
+
+def _same(read, msg):
+    stamp, names, position, velocity = read
+    assert (stamp.sec, stamp.nanosec) == (msg.header.stamp.sec, msg.header.stamp.nanosec)
+    assert names == list(msg.name)
+    np.testing.assert_array_equal(position, np.asarray(msg.position))
+    np.testing.assert_array_equal(velocity, np.asarray(msg.velocity))
+
+
+@pytest.mark.parametrize("frame", ["", "b", "base_link", "x" * 7])  # every alignment after it
+@pytest.mark.parametrize("count", [0, 1, 6, 7])
+def test_a_joint_state_read_from_its_bytes_equals_the_deserialized_message(frame, count):
+    rng = np.random.default_rng(count)
+    names = [f"j{'x' * i}" for i in range(count)]
+    msg = _state(names, rng.normal(size=count), rng.normal(size=count), frame,
+                 effort=rng.normal(size=count))
+    _same(JointStateReader(JointState).read(serialize_message(msg)), msg)
+
+
+def test_names_are_decoded_again_only_when_their_bytes_change():
+    reader = JointStateReader(JointState)
+    first = reader.read(serialize_message(_state(["a", "b"], [1.0, 2.0], [3.0, 4.0])))
+    again = reader.read(serialize_message(_state(["a", "b"], [5.0, 6.0], [7.0, 8.0])))
+    assert again[1] is first[1]      # the same list: the loop's name match is kept
+    assert list(again[2]) == [5.0, 6.0]
+    other = _state(["b", "a"], [1.0, 2.0], [3.0, 4.0], frame="longer frame")
+    _same(reader.read(serialize_message(other)), other)
+
+
+def test_names_that_extend_the_last_ones_are_not_taken_for_them():
+    reader = JointStateReader(JointState)
+    reader.read(serialize_message(_state(["a", "b"], [1.0, 2.0], [3.0, 4.0])))
+    longer = _state(["a", "b", "c"], [1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    _same(reader.read(serialize_message(longer)), longer)
+    shorter = _state(["a"], [1.0], [2.0])
+    _same(reader.read(serialize_message(shorter)), shorter)
+
+
+def test_a_flood_of_names_is_refused_by_its_count_before_any_is_decoded():
+    names = [f"unknown_{i}" for i in range(MAX_JOINT_STATE_NAMES + 1)]
+    with pytest.raises(ValueError, match=f"{MAX_JOINT_STATE_NAMES + 1} names, more than"):
+        JointStateReader(JointState).read(serialize_message(_state(names, [0.0], [0.0])))
+    at_most = _state(names[:-1], [0.0], [0.0])
+    _same(JointStateReader(JointState).read(serialize_message(at_most)), at_most)
+
+
+def test_position_and_velocity_of_other_sizes_are_read_as_they_are():
+    # the loop refuses them with the sizes in its reason; the reader must not invent values
+    msg = _state(["a", "b", "c"], [1.0], [])
+    _same(JointStateReader(JointState).read(serialize_message(msg)), msg)
+
+
+def test_bytes_that_end_early_are_a_value_error_never_a_partial_state():
+    raw = serialize_message(_state(["a", "b"], [1.0, 2.0], [3.0, 4.0]))
+    reader = JointStateReader(JointState)
+    for end in range(len(raw) - 16):   # cut anywhere up to the velocities' last double
+        with pytest.raises(ValueError, match="ends early"):
+            reader.read(raw[:end + 4])
+
+
+def test_a_joint_state_of_absurd_counts_is_refused_without_reading_them():
+    raw = bytearray(serialize_message(_state(["a"], [1.0], [2.0])))
+    # the position count (after the header, the name) claims 2**31 doubles
+    at = 4 + 8 + 4 + 4 + 4 + 4 + 2   # body: stamp, frame_id "", name count, "a" (size, bytes)
+    at = (at + 3) & ~3
+    assert struct.unpack_from("<I", raw, at)[0] == 1
+    struct.pack_into("<I", raw, at, 2**31)
+    with pytest.raises(ValueError, match="ends early"):
+        JointStateReader(JointState).read(bytes(raw))
+
+
+def _big_endian(names, position, velocity, sec, nanosec):
+    """A JointState in big-endian CDR, written by hand (rclpy only writes little-endian)."""
+    body = bytearray(struct.pack(">iII", sec, nanosec, 1) + b"\0")
+
+    def align(n):
+        body.extend(b"\0" * (-len(body) % n))
+    align(4)
+    body += struct.pack(">I", len(names))
+    for name in names:
+        align(4)
+        body += struct.pack(">I", len(name) + 1) + name.encode() + b"\0"
+    for values in (position, velocity, ()):
+        align(4)
+        body += struct.pack(">I", len(values))
+        if values:
+            align(8)
+            body += struct.pack(f">{len(values)}d", *values)
+    return b"\x00\x00\x00\x00" + bytes(body)
+
+
+def test_a_big_endian_joint_state_is_deserialized():
+    msg = _state(["a", "b"], [1.5, -2.0], [0.25, 3.0], sec=7, nanosec=9)
+    raw = _big_endian(["a", "b"], [1.5, -2.0], [0.25, 3.0], 7, 9)
+    assert deserialize_message(raw, JointState).position.tolist() == [1.5, -2.0]  # the oracle
+    _same(JointStateReader(JointState).read(raw), msg)
+
+
+@pytest.mark.parametrize("n", [0, 1, 6, 7])
+def test_the_serialized_command_deserializes_to_its_values(n):
+    command = SerializedFloat64MultiArray(n)
+    values = np.arange(n) * 1.5 - 2.0
+    command.values[:] = values
+    msg = deserialize_message(bytes(command), Float64MultiArray)
+    np.testing.assert_array_equal(np.asarray(msg.data), values)
+    assert list(msg.layout.dim) == [] and msg.layout.data_offset == 0
+    # rclpy's own bytes for the same message (padding aside, which CDR leaves undefined)
+    expected = serialize_message(Float64MultiArray(data=values.tolist()))
+    raw = bytes(command)
+    assert len(raw) == len(expected) and raw[:16] == expected[:16] and raw[20:] == expected[20:]
