@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from ..kernels import by_rows
+from ..kernels import INT, MATRIX, PARAMETERS, VECTOR, Direct, by_rows
 from . import coriolis as _coriolis
 from . import crba as _crba
 from . import dh as _dh
@@ -29,6 +29,10 @@ from .link import Chain, combine_bodies
 _WITH_FRICTION, _NO_FRICTION = _ne.GRAVITY | _ne.FRICTION, _ne.GRAVITY
 _NDARRAY, _FLOAT64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 _NO_WRENCHES = np.zeros((1, 6))
+# the single-state fast paths: their guards check every argument's type, so numba need not
+_RNEA = Direct(_ne.rnea_no_wrench, PARAMETERS, VECTOR, VECTOR, VECTOR, INT, VECTOR)
+_CRBA = Direct(_crba.crba, PARAMETERS, VECTOR, MATRIX)
+_FORWARD = Direct(_forward.forward_dynamics_no_wrench, PARAMETERS, VECTOR, VECTOR, VECTOR, INT, VECTOR)
 _PER_JOINT = {"lower": "lower", "upper": "upper", "armature": "armature", "viscous": "viscous",
               "coulomb_positive": "coulomb_positive", "coulomb_negative": "coulomb_negative",
               "velocity_limit": "velocity", "effort_limit": "effort"}
@@ -120,12 +124,12 @@ class RobotModel:
         """Joint forces for the motion (q, qd, qdd) under gravity; ``tip_wrench`` = [f; n] that the
         end-effector exerts on its environment, in the tip frame, moment about the tip origin."""
         mode = _WITH_FRICTION if friction else _NO_FRICTION
-        if (tip_wrench is None and type(q) is _NDARRAY and type(qd) is _NDARRAY
-                and type(qdd) is _NDARRAY and q.dtype is _FLOAT64 and qd.dtype is _FLOAT64
-                and qdd.dtype is _FLOAT64 and q.ndim == 1):
-            # the 1 kHz path, every check inline: the compiled kernel checks the sizes itself
+        if (tip_wrench is None and q.__class__ is qd.__class__ is qdd.__class__ is _NDARRAY
+                and q.dtype is _FLOAT64 and qd.dtype is _FLOAT64 and qdd.dtype is _FLOAT64
+                and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
+            # the 1 kHz path, every type checked inline: the compiled kernel checks the sizes
             tau = _empty(self.dof)
-            _ne.rnea_no_wrench(self.params, q, qd, qdd, mode, tau)
+            _RNEA.call(self.params, q, qd, qdd, mode, tau)
             return tau
         return self._dispatch(_ne.rnea, _ne.rnea_batch, q, qd, qdd, tip_wrench, mode)
 
@@ -156,7 +160,7 @@ class RobotModel:
         n = self.dof
         if q.ndim == 1:
             M = _empty((n, n))
-            _crba.crba(self.params, q, M)
+            _CRBA.call(self.params, q, M)
             return M
         q, = self._batch(q)
         M = _empty((q.shape[0], n, n))
@@ -170,11 +174,11 @@ class RobotModel:
     def forward_dynamics(self, q, qd, tau, tip_wrench=None, friction=True):
         """qdd = M^-1 (tau - C qd - g - friction - J^T w), by Cholesky."""
         mode = _WITH_FRICTION if friction else _NO_FRICTION
-        if (tip_wrench is None and type(q) is _NDARRAY and type(qd) is _NDARRAY
-                and type(tau) is _NDARRAY and q.dtype is _FLOAT64 and qd.dtype is _FLOAT64
-                and tau.dtype is _FLOAT64 and q.ndim == 1):
+        if (tip_wrench is None and q.__class__ is qd.__class__ is tau.__class__ is _NDARRAY
+                and q.dtype is _FLOAT64 and qd.dtype is _FLOAT64 and tau.dtype is _FLOAT64
+                and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
             qdd = _empty(self.dof)
-            _forward.forward_dynamics_no_wrench(self.params, q, qd, tau, mode, qdd)
+            _FORWARD.call(self.params, q, qd, tau, mode, qdd)
             return qdd
         return self._dispatch(_forward.forward_dynamics, _forward.forward_dynamics_batch,
                               q, qd, tau, tip_wrench, mode)
@@ -201,6 +205,9 @@ class RobotModel:
             mode |= _ne.TIP_WRENCH
         if a.ndim == 1:
             b, c = np.asarray(b, dtype=float), np.asarray(c, dtype=float)
+            if b.ndim != 1 or c.ndim != 1:
+                raise ValueError(f"expected one state of three vectors, got shapes "
+                                 f"{[x.shape for x in (a, b, c)]}")
             wrench = _ne.NO_WRENCH if tip_wrench is None else self._wrench(tip_wrench, None)
             out = _empty(self.dof)
             single(self.params, a, b, c, wrench, mode, out)
