@@ -55,6 +55,7 @@ class RobotModel:
         set_("tip", chain.tip)
         set_("gravity", chain.gravity)
         set_("dof", len(chain.links))
+        set_("_square", (self.dof, self.dof))
         set_("_joint_names", tuple(link.name for link in chain.links))
         set_("_joint_types", tuple(link.joint for link in chain.links))
         for attr, field in _PER_JOINT.items():
@@ -151,17 +152,18 @@ class RobotModel:
 
     def mass_matrix(self, q, method="crba"):
         """M(q), armature included. ``method="strobe"``: n Newton–Euler passes, for checking."""
-        if type(q) is not _NDARRAY or q.dtype is not _FLOAT64:   # no np.asarray call on the fast path
-            q = np.asarray(q, dtype=float)
+        if method == "crba" and q.__class__ is _NDARRAY and q.dtype is _FLOAT64 and q.ndim == 1:
+            M = _empty(self._square)
+            _CRBA.call(self.params, q, M)
+            return M
+        q = np.asarray(q, dtype=float)
         if method == "strobe":
             return _strobe_mass_matrix(self, q)
         if method != "crba":
             raise ValueError(f"unknown mass-matrix method '{method}' (crba, strobe)")
         n = self.dof
-        if q.ndim == 1:
-            M = _empty((n, n))
-            _CRBA.call(self.params, q, M)
-            return M
+        if q.ndim == 1:   # a list, or another dtype
+            return self.mass_matrix(q)
         q, = self._batch(q)
         M = _empty((q.shape[0], n, n))
         by_rows(lambda a, b: _crba.crba_batch(self.params, q[a:b], M[a:b]), q.shape[0])
