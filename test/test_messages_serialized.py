@@ -1,6 +1,7 @@
-"""The controller's hot-path messages read and written as CDR bytes, against rclpy's own
-(de)serialization as the oracle: what the node reads from a serialized JointState is what the
-deserialized message says, and what it publishes deserializes to the command it meant."""
+"""The controller's hot-path messages (joint state in; command and controller state out) read and
+written as CDR bytes, against rclpy's own (de)serialization as the oracle: what the node reads
+from a serialized JointState is what the deserialized message says, and what it publishes
+deserializes to the values it meant."""
 import struct
 
 import numpy as np
@@ -9,6 +10,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from robodyn_ros.nodes.controller_state import ControllerStatePublisher, SerializedState
 from robodyn_ros.nodes.messages import (MAX_JOINT_STATE_NAMES, JointStateReader,
                                         SerializedFloat64MultiArray)
 
@@ -129,3 +131,27 @@ def test_the_serialized_command_deserializes_to_its_values(n):
     expected = serialize_message(Float64MultiArray(data=values.tolist()))
     raw = bytes(command)
     assert len(raw) == len(expected) and raw[:16] == expected[:16] and raw[20:] == expected[20:]
+
+
+@pytest.mark.parametrize("n", [1, 6, 7])
+def test_the_serialized_controller_state_deserializes_to_the_cycle_it_reports(n):
+    rng = np.random.default_rng(n)
+    joints = [f"joint_{i}" for i in range(n)]
+    index = rng.permutation(n)                      # joints order from chain order
+    reference = rng.normal(size=(3, n))
+    q, qd, effort = rng.normal(size=(3, n))
+    state = SerializedState(joints)
+    for sec in (5, 2**31 - 1):                      # written again: the places are kept
+        raw = state.write((sec, 999_999_999), reference, q, qd, effort, index)
+        msg = deserialize_message(raw, ControllerStatePublisher.message_type())
+        assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (sec, 999_999_999)
+        assert list(msg.joint_names) == joints
+        points = msg.points if hasattr(msg, "points") else \
+            [msg.reference, msg.feedback, msg.error, msg.output]
+        expected = {(0, "positions"): reference[0], (0, "velocities"): reference[1],
+                    (0, "accelerations"): reference[2], (1, "positions"): q, (1, "velocities"): qd,
+                    (2, "positions"): reference[0] - q, (2, "velocities"): reference[1] - qd}
+        for (point, field), values in expected.items():
+            np.testing.assert_array_equal(getattr(points[point], field), values[index])
+        np.testing.assert_array_equal(ControllerStatePublisher.output(msg).effort, effort)
+        assert len(points[1].accelerations) == 0 and len(points[3].positions) == 0
