@@ -1,9 +1,13 @@
 """The controller's safety behaviour without ROS: ControlLoop with fake clocks, milliseconds each.
 
 Staleness and resume, a failing law, saturation, reconfiguration accepted or refused whole,
-joint order, and bounded rejection reasons. The node tests only check that the wiring reaches it.
+joint order, bounded rejection reasons, and the node's watchdog thread on the loop. The node
+tests only check that the wiring reaches it.
 """
+import threading
+import time
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,6 +17,7 @@ from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.loop import (ERROR, OK, WARN, Accepted, Command, ControlLoop, LawFailure,
                                       Rejection, Stale)
 from robodyn_ros.dynamics import RobotModel
+from robodyn_ros.nodes.watchdog import WatchdogThread
 from robodyn_ros.reasons import CountedEvent, bounded
 from robodyn_ros.resources import find_share_file
 
@@ -273,3 +278,55 @@ def test_report_levels():
     steady.t += 1.0
     level, message, values = loop.report()
     assert (level, message) == (OK, "tracking") and values["achieved rate (Hz)"] == 1.0
+
+
+# ---------------------------------------------------------------- the node's watchdog thread
+# The thread runs and sleeps for real; its verdicts are the loop's, on the fake steady clock.
+WAIT = 5.0  # s: the most any wait below may take on a loaded machine
+
+
+def _until(condition):
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, "the watchdog thread did not act"
+        time.sleep(0.002)
+
+
+def test_the_thread_publishes_the_safe_command_once_the_state_is_stale_and_stops_when_told():
+    loop, _, steady = make_loop(timeout=0.05)
+    node, lock, sent = SimpleNamespace(active=True), threading.Lock(), []
+    watchdog = WatchdogThread(node, loop, lock, sent.append, period=0.005)
+    try:
+        time.sleep(0.05)
+        assert sent == []                       # no state yet: nothing to hold, nothing sent
+        with lock:
+            loop.set_state(ORDER, Q0[::-1], np.zeros(6))
+        time.sleep(0.1)                         # real time passes, the loop's clock does not
+        assert sent == []
+        steady.t = 1.0                          # the state is stale now
+        _until(lambda: len(sent) >= 2)          # the first, then one per period
+        assert sent[0].first and not sent[1].first
+        np.testing.assert_allclose(sent[0].effort[::-1], PUMA.gravity_torques(Q0))  # hold_gravity
+        with lock:                              # as the node deactivates
+            node.active = False
+            count = len(sent)
+        time.sleep(0.05)
+        assert len(sent) == count               # inactive: nothing follows
+    finally:
+        watchdog.destroy()
+    assert "robodyn-watchdog" not in {t.name for t in threading.enumerate()}
+
+
+def test_a_fresh_state_moves_the_deadline():
+    loop, _, steady = make_loop(timeout=0.05)
+    node, lock, sent = SimpleNamespace(active=True), threading.Lock(), []
+    watchdog = WatchdogThread(node, loop, lock, sent.append, period=0.005)
+    try:
+        for t in np.arange(0.0, 0.5, 0.02):     # states every 20 ms of the loop's clock
+            with lock:
+                steady.t = t
+                loop.set_state(ORDER, Q0[::-1], np.zeros(6))
+            time.sleep(0.01)
+        assert sent == []
+    finally:
+        watchdog.destroy()

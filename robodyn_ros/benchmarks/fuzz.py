@@ -56,7 +56,8 @@ NAUGHTY = (math.nan, math.inf, -math.inf, 1e308, -1e308, 1e200, 1e6)
 
 def gap_bound(state_timeout: float = STATE_TIMEOUT, period: float = PERIOD) -> float:
     """The longest a drive may wait between two effort commands: two control periods, plus the
-    watchdog's bound (the safe command starts at most state_timeout/10 after state_timeout)."""
+    watchdog's bound, state_timeout + 10 % (its thread starts the safe command about 1 ms after
+    state_timeout)."""
     return 2 * period + 1.1 * state_timeout
 
 

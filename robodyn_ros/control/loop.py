@@ -442,6 +442,13 @@ class ControlLoop:
             self._set_timeout_effort()
         return Stale(self.order.from_chain(self._timeout_effort), first)
 
+    def stale_in(self) -> float | None:
+        """Seconds until the state goes stale (<= 0 once it has), None before the first valid
+        state: how long a watchdog may sleep."""
+        if self.received is None:
+            return None
+        return self.received + self.state_timeout - self._steady()
+
     def _set_timeout_effort(self) -> None:
         self._timeout_effort = self._safe_effort(self.config["on_timeout"])
 

@@ -13,6 +13,8 @@ This node is an adapter: what it does with a state, a reference or a failing law
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import rclpy.logging
 from rclpy.duration import Duration
@@ -24,16 +26,17 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 from ..control.goal import Tolerances
 from ..control.joints import JointOrder
-from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection
+from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection, Stale
 from ..dynamics import warm_up
 from ..parameters import controller_schema, node_schema
-from .common import ConfigurationError, Diagnostics, stamp_seconds, steady_clock
+from .common import ConfigurationError, Diagnostics, stamp_seconds
 from .description import DESCRIPTION_QOS, describes_robot, load_model
 from .controller_state import ControllerStatePublisher
 from .lifecycle import SUCCESS, ManagedNode, spin
 from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, JointStateReader,
                        SerializedFloat64MultiArray, trajectory_from_serialized, trajectory_sizes)
 from .trajectory_action import DEACTIVATED, TrajectoryAction
+from .watchdog import WatchdogThread
 
 NAME = "computed_torque_controller"
 
@@ -50,6 +53,7 @@ class ComputedTorqueController(ManagedNode):
         own = {s.name for s in node_schema(NAME)}
         self._config_keys = [s.name for s in specs if s.name in LOOP_SETTINGS or s.name not in own]
         self.loop = self._action = None
+        self._lock = threading.Lock()  # the loop, shared with the watchdog's thread
         self._published = None  # the URDF from /robot_description
         Diagnostics(self, self._report, self.params["diagnostic_period"])
         self.params.on_set(self._validate, self._apply)
@@ -102,10 +106,10 @@ class ComputedTorqueController(ManagedNode):
         self.own(self.create_service(Trigger, "~/hold", self._on_hold))
         if self._rate > 0.0:
             self.own(self.create_timer(1.0 / self._rate, self._on_timer))
-        # staleness is judged in wall time, noticed even when /clock stops; the watchdog's
-        # period bounds how late the safe command may start
-        self.own(self.create_timer(max(p["state_timeout"] / 10.0, 1e-3), self._watchdog,
-                                     clock=steady_clock()))
+        # staleness is judged in wall time, noticed even when /clock stops or this thread is busy
+        self._safe_command = SerializedFloat64MultiArray(self.model.dof)  # the watchdog's own
+        self.own(WatchdogThread(self, self.loop, self._lock, self._on_stale,
+                                max(p["state_timeout"] / 10.0, 1e-3)))
         if FollowJointTrajectory is None:
             self.get_logger().warning(NO_CONTROL_MSGS)
         else:
@@ -134,7 +138,8 @@ class ComputedTorqueController(ManagedNode):
     def deactivate(self):
         if self._action is not None:
             self._action.preempt(DEACTIVATED)
-        self._publish_effort(self.loop.safe_command(self.params["on_deactivate"]).effort)
+        with self._lock:  # after the watchdog's last command, if it was sending one
+            self._publish_effort(self.loop.safe_command(self.params["on_deactivate"]).effort)
         # the last command must reach the drive even when the process ends right after (Ctrl-C):
         # wait (bounded) until every subscriber acknowledged it
         self._command_pub.wait_for_all_acked(Duration(seconds=0.5))
@@ -168,7 +173,8 @@ class ComputedTorqueController(ManagedNode):
             stamp = stamp_seconds(header, "header.stamp")
         except ValueError as exc:
             return self.loop.reject(f"joint state: {exc}")
-        result = self.loop.set_state(names, position, velocity, stamp)
+        with self._lock:  # against the watchdog's thread
+            result = self.loop.set_state(names, position, velocity, stamp)
         if isinstance(result, Rejection):
             return
         self._state_time = header
@@ -219,14 +225,13 @@ class ComputedTorqueController(ManagedNode):
         if self.active and self.loop.active:
             self._publish(self.loop.cycle())
 
-    def _watchdog(self):
-        stale = self.loop.watchdog() if self.active else None
-        if stale is None:
-            return
+    def _on_stale(self, stale: Stale):
+        """From the watchdog's thread, under the lock."""
         if stale.first:
             self.get_logger().warning(f"no valid joint state for {self.loop.state_timeout} s: "
                                       f"publishing {self.loop.config['on_timeout']}")
-        self._publish_effort(stale.effort)
+        self._safe_command.values[:] = stale.effort
+        self._command_pub.publish(bytes(self._safe_command))
 
     def _publish(self, command: Command):
         self._publish_effort(command.effort)

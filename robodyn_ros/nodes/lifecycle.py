@@ -91,6 +91,12 @@ class ManagedNode(LifecycleNode):
             destroy[kind](entity) if kind else entity.destroy()
         self._owned.clear()
 
+    def destroy_node(self) -> None:
+        """Tear down first (a thread of configure's, such as the controller's watchdog, stops
+        before the publishers it uses go), then destroy the node."""
+        self.teardown()
+        super().destroy_node()
+
     # the lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
         """Configure and activate now when ``autostart`` is set; a configuration that fails is

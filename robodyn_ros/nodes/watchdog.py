@@ -1,0 +1,48 @@
+"""The controller's watchdog, on a thread of its own.
+
+The safe command must reach the drive even while the executor's thread is busy: rclpy converts a
+10,000-point FollowJointTrajectory goal into Python objects in 50-150 ms before any of our code
+sees it, and the queued joint states wait as long. The thread sleeps until the last valid state
+goes stale (``ControlLoop.stale_in``), then publishes the loop's safe command every ``period``
+until states resume. The conversion runs Python code, which hands the GIL over every switch
+interval; the controller's process sets that to 1 ms, so the thread runs within about 1 ms of
+its deadline.
+
+The thread and the executor share the loop under ``lock``: the executor's thread holds it while
+it takes a joint state in and while it deactivates, so a stale verdict never races a fresh state
+and nothing follows the deactivate command.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+SWITCH_INTERVAL = 1e-3  # s: the longest the thread waits for the GIL
+LATE = 1e-4             # s after the deadline: the state is stale strictly after state_timeout
+
+
+class WatchdogThread:
+    def __init__(self, node, loop, lock: threading.Lock, publish, period: float):
+        """``publish(stale)`` sends a :class:`~robodyn_ros.control.loop.Stale` command (from
+        this thread); ``node.active`` says whether to command at all."""
+        self._node, self._loop, self._lock, self._publish = node, loop, lock, publish
+        self._period = period
+        self._stop = threading.Event()
+        sys.setswitchinterval(SWITCH_INTERVAL)
+        self._thread = threading.Thread(target=self._run, name="robodyn-watchdog", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        wait = self._period
+        while not self._stop.wait(wait):
+            with self._lock:
+                stale = self._loop.watchdog() if self._node.active else None
+                if stale is not None:
+                    self._publish(stale)
+                left = self._loop.stale_in()
+            wait = self._period if stale is not None or left is None else max(left, 0.0) + LATE
+
+    def destroy(self) -> None:
+        """Stop and join the thread (teardown)."""
+        self._stop.set()
+        self._thread.join()
