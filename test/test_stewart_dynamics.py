@@ -415,8 +415,9 @@ def test_single_pose_shape_errors_are_reported():
 @pytest.mark.parametrize("log_cond", [0, 2, 4, 6, 8, 10, 12, 15])
 def test_condition_number_near_singularity(log_cond):
     """The compiled Jacobi against LAPACK's SVD on matrices of prescribed singular values, graded or
-    clustered: sigma_min is found to eps * sigma_max absolute, so the ratio to ~eps * cond relative
-    (a Gram-matrix eigenvalue route would lose everything beyond cond ~1e8)."""
+    clustered, on H itself and on the R of its QR (as a pose computes it): sigma_min is found to
+    eps * sigma_max absolute, so the ratio to ~eps * cond relative (a Gram-matrix eigenvalue route
+    would lose everything beyond cond ~1e8)."""
     from robodyn_ros.stewart import kernel
     rng = np.random.default_rng(log_cond)
     work = np.empty((6, 6)), np.empty(6), np.empty((3, 3))
@@ -428,6 +429,8 @@ def test_condition_number_near_singularity(log_cond):
             H = Q1 @ np.diag(spectrum) @ Q2
             sv = np.linalg.svd(H, compute_uv=False)
             expected = sv[0] / sv[-1]
-            got = kernel.condition_number(H, *work)
-            # a few eps * cond (the former update of the column norms was off by 100 % at 1e12)
-            assert abs(got / expected - 1) < 1e-14 + 2e-15 * expected, (spectrum, got, expected)
+            Hw = np.hstack([H, np.zeros((6, 2))])
+            kernel.triangularize(Hw, 8)
+            for got in (kernel.condition_number(H, *work), kernel.condition_number(Hw, *work)):
+                # a few eps * cond (the former update of the norms was off by 100 % at 1e12)
+                assert abs(got / expected - 1) < 1e-14 + 2e-15 * expected, (spectrum, got, expected)

@@ -13,6 +13,7 @@ dtype. Singular cases are flagged, not raised: the toolkit compiles with IEEE se
 import numpy as np
 
 from ..kernels import inline as _inline
+from ..kernels import inner_kernel as _inner
 from ..kernels import kernel as _jit
 
 # Beyond this ratio of extreme singular values H is singular in double precision: the solution would
@@ -62,12 +63,12 @@ def scale(c, a):
     return (c * a[0], c * a[1], c * a[2])
 
 
-@_jit
+@_inner
 def v3(a, o):
     return (a[o], a[o + 1], a[o + 2])
 
 
-@_jit
+@_inner
 def matvec(m, o, a):
     """(3x3 row-major at m[o:o+9]) a."""
     return (m[o] * a[0] + m[o + 1] * a[1] + m[o + 2] * a[2],
@@ -75,7 +76,7 @@ def matvec(m, o, a):
             m[o + 6] * a[0] + m[o + 7] * a[1] + m[o + 8] * a[2])
 
 
-@_jit
+@_inner
 def matTvec(m, o, a):
     return (m[o] * a[0] + m[o + 3] * a[1] + m[o + 6] * a[2],
             m[o + 1] * a[0] + m[o + 4] * a[1] + m[o + 7] * a[2],
@@ -96,7 +97,7 @@ def to_frame(x, y, z, c):
     return (dot(x, c), dot(y, c), dot(z, c))
 
 
-@_jit
+@_inner
 def leg_kinematics(model, i, pose):
     """Eqs. (1)-(9) for leg i: q = R p, L, s, L', W, L'', A (eq. 9 with its dots restored)."""
     w = v3(pose, P_W)
@@ -113,7 +114,7 @@ def leg_kinematics(model, i, pose):
     return q, L, s, Ld, W, Ldd, A
 
 
-@_jit
+@_inner
 def euler_terms(model, o, s, y, z, A, W):
     """I A + W x I W for the inertia I = T J T^T, J at model[o:o+9] in the leg frame."""
     A_l = to_frame(s, y, z, A)
@@ -154,7 +155,7 @@ def leg_loads(model, i, pose, L, s, Ld, Ldd, y, z, w, dw):
     return r_d, r_u, a_d, a_u, C, D, f
 
 
-@_jit
+@_inner
 def leg_dynamics(model, i, pose, printed_eq16):
     """Section 2 for leg i: everything the platform equations and eqs. (25)-(29) need."""
     q, L, s, Ld, W, Ldd, A = leg_kinematics(model, i, pose)
@@ -168,24 +169,26 @@ def leg_dynamics(model, i, pose, printed_eq16):
     return q, L, s, Ld, Ldd, W, A, y, z, nks, r_d, r_u, a_d, a_u, C, K, D, f
 
 
-@_jit
-def condition_number(H, U, norms, work):
-    """sigma_max / sigma_min of the 6x6 H (columns 0-5 of H) by one-sided (Hestenes) Jacobi: accurate
-    even for nearly singular H (sigma_min to eps * sigma_max absolute), which an eigenvalue route on the
-    Gram matrix H^T H is not (it squares the condition number). U[c] holds column c of H.
+@_inner
+def condition_number(A, U, norms, work):
+    """sigma_max / sigma_min of the 6x6 A (columns 0-5 of A) by one-sided (Hestenes) Jacobi on its rows
+    (A^T has A's singular values): accurate even for nearly singular A (sigma_min to eps * sigma_max
+    absolute), which an eigenvalue route on the Gram matrix A A^T is not (it squares the condition
+    number). Given the triangular R of H = QR (triangularize) it needs a sweep or two fewer than on H
+    itself (Drmac & Veselic 2008: R's rows are closer to orthogonal). U[c] holds row c of A.
 
-    Column pairs are visited in round-robin order (_ROUNDS): the three pairs of a round are disjoint,
+    Row pairs are visited in round-robin order (_ROUNDS): the three pairs of a round are disjoint,
     so their dot products, rotation angles and updates are independent and computed side by side
     (the sqrt/division chains of one rotation overlap with the others'). A pair is rotated until its
     cosine is below 1e-12 (_ORTHOGONALITY2 is its square); the sweep with no rotation ends it. The
-    squared norms of a rotated pair are recomputed from the new columns, not updated: updating them
-    drifts for small columns and then misleads the next rotations (wrong sigma_min near singularity)."""
+    squared norms of a rotated pair are recomputed from the new rows, not updated: updating them
+    drifts for small rows and then misleads the next rotations (wrong sigma_min near singularity)."""
     n = 6
     for c in range(n):
         acc = 0.0
         for r in range(n):
-            U[c, r] = H[r, c]
-            acc = acc + H[r, c] * H[r, c]
+            U[c, r] = A[c, r]
+            acc = acc + A[c, r] * A[c, r]
         norms[c] = acc
     for _ in range(_JACOBI_SWEEPS):
         rotated = False
@@ -246,31 +249,42 @@ def condition_number(H, U, norms, work):
     return np.sqrt(smax / smin)
 
 
-@_jit
-def solve(Hw, nrhs):
-    """Gaussian elimination with partial pivoting of Hw[:, :6] X = Hw[:, 6:6+nrhs], in place; the
+@_inner
+def triangularize(Hw, m):
+    """Householder QR of Hw[:, :6] applied to all m columns of Hw, in place: R in the upper triangle
+    (zeros below), Q^T applied to the right-hand sides in columns 6 to m-1. It serves both the solve
+    (back_substitute) and the condition number (Jacobi on R)."""
+    n = 6
+    for k in range(n - 1):
+        norm2 = 0.0
+        for r in range(k, n):
+            norm2 = norm2 + Hw[r, k] * Hw[r, k]
+        if norm2 == 0.0:
+            continue                                   # column already zero below the diagonal
+        alpha = np.sqrt(norm2)
+        if Hw[k, k] > 0.0:
+            alpha = -alpha                             # v0 = H_kk - alpha without cancellation
+        v0 = Hw[k, k] - alpha
+        beta = -1.0 / (alpha * v0)                     # 2 / (v.v), v = (v0, Hw[k+1:, k])
+        for c in range(k + 1, m):
+            g = v0 * Hw[k, c]
+            for r in range(k + 1, n):
+                g = g + Hw[r, k] * Hw[r, c]
+            g = beta * g
+            Hw[k, c] = Hw[k, c] - g * v0
+            for r in range(k + 1, n):
+                Hw[r, c] = Hw[r, c] - g * Hw[r, k]
+        Hw[k, k] = alpha
+        for r in range(k + 1, n):
+            Hw[r, k] = 0.0
+
+
+@_inner
+def back_substitute(Hw, nrhs):
+    """R X = Hw[:, 6:6+nrhs] for the upper triangular R in Hw[:, :6] (triangularize), in place: the
     solutions end up in Hw[:, 6:6+nrhs]."""
     n = 6
-    m = n + nrhs
-    for col in range(n):
-        piv = col
-        big = abs(Hw[col, col])
-        for r in range(col + 1, n):
-            if abs(Hw[r, col]) > big:
-                big = abs(Hw[r, col])
-                piv = r
-        if piv != col:
-            for c in range(col, m):
-                tmp = Hw[col, c]
-                Hw[col, c] = Hw[piv, c]
-                Hw[piv, c] = tmp
-        inv = 1.0 / Hw[col, col]
-        for r in range(col + 1, n):
-            fac = Hw[r, col] * inv
-            if fac != 0.0:
-                for c in range(col + 1, m):
-                    Hw[r, c] = Hw[r, c] - fac * Hw[col, c]
-    for c in range(n, m):
+    for c in range(n, n + nrhs):
         for r in range(n - 1, -1, -1):
             acc = Hw[r, c]
             for j in range(r + 1, n):
@@ -291,7 +305,7 @@ def store_leg(Hw, out, n, i, q, s, L, Ld, Ldd, D):
     out[O_D, n, i] = D
 
 
-@_jit
+@_inner
 def inverse_dynamics_pose(model, pose, printed_eq16, Hw, U, norms, work, out, n):
     """One pose: writes the rows L, L', L'', D, x, F (eq. 37), F0 (eq. 41) of out[:, n]; returns the
     condition number of H (inf when a universal joint is degenerate). Forces stay NaN when H is
@@ -332,6 +346,7 @@ def platform_solve(model, pose, sumK, sumqK, degenerate, Hw, U, norms, work, out
         Hw[r + 3, 6] = moment0[r] - sumqK[r]
         Hw[r, 7] = -force0[r]                                   # -c0 of eq. (41)
         Hw[r + 3, 7] = -moment0[r]
+    triangularize(Hw, 8)
     cond = condition_number(Hw, U, norms, work)
     if degenerate:
         cond = np.inf
@@ -341,7 +356,7 @@ def platform_solve(model, pose, sumK, sumqK, degenerate, Hw, U, norms, work, out
             out[O_F, n, i] = np.nan
             out[O_F0, n, i] = np.nan
         return cond
-    solve(Hw, 2)
+    back_substitute(Hw, 2)
     for i in range(6):
         out[O_X, n, i] = Hw[i, 6]
         out[O_F, n, i] = out[O_D, n, i] - Hw[i, 6]              # (37)
@@ -349,7 +364,7 @@ def platform_solve(model, pose, sumK, sumqK, degenerate, Hw, U, norms, work, out
     return cond
 
 
-@_jit
+@_inner
 def leg_reactions(model, i, x, F, s, Ld, y, z, w, dw, r_d, a_d, a_u, K, moment_u):
     """Eqs. (21), (26), (28), (27) and (17) for leg i once x and F are known, given the universal
     joint's constraint moment (vector): F_s, F_p, F_c, F_u and M_p, the moment at the prismatic joint
@@ -367,7 +382,7 @@ def leg_reactions(model, i, x, F, s, Ld, y, z, w, dw, r_d, a_d, a_u, K, moment_u
     return fs, fp, fc, fu, mp
 
 
-@_jit
+@_inner
 def store_reactions(vec, mu, n, i, fs, fp, fc, fu, mp, m_u, axis):
     """Rows F_s, F_p, F_c, F_u, M_p and the constraint moment's axis of vec[:, n, i], M_u of mu[n, i]."""
     mu[n, i] = m_u
@@ -380,7 +395,7 @@ def store_reactions(vec, mu, n, i, fs, fp, fc, fu, mp, m_u, axis):
         vec[5, n, i, r] = axis[r]
 
 
-@_jit
+@_inner
 def constraint_forces_pose(model, pose, printed_eq16, out, n, vec, mu):
     """The reactions of each leg (leg_reactions) once x is known (out[:, n]); the paper's constraint
     moment at the universal joint is M_u s with M_u = s.C (eq. 29)."""
