@@ -1,6 +1,8 @@
 """computed_torque_controller as a ROS 2 user drives it, over real DDS: the lifecycle through the
 standard services, FollowJointTrajectory and query_state as MoveIt and joint_trajectory_controller
 clients use them, the controller state, and every parameter readable in one request."""
+import time
+
 import numpy as np
 import pytest
 from lifecycle_msgs.msg import State, Transition
@@ -19,6 +21,8 @@ FollowJointTrajectory = control_msgs.FollowJointTrajectory
 from action_msgs.msg import GoalStatus  # noqa: E402
 from control_msgs.msg import JointTolerance  # noqa: E402
 from control_msgs.srv import QueryTrajectoryState  # noqa: E402
+
+from robodyn_ros.nodes.trajectory_action import MAX_PENDING_GOALS  # noqa: E402
 
 NODE = "computed_torque_controller"
 
@@ -187,3 +191,18 @@ def test_a_path_tolerance_violation_aborts_and_holds(rig, loop):
     result = result_of(rig, send(rig, client, goal))
     assert result.status == GoalStatus.STATUS_ABORTED
     assert result.result.error_code == FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
+
+
+def test_a_burst_of_goals_is_answered_at_once_beyond_the_few_that_may_wait(rig, loop):
+    """Goals that arrive faster than they are handled do not pile up: the executor takes (and
+    converts) every ready goal before it handles any, so beyond MAX_PENDING_GOALS waiting the
+    rest are refused at once, with the reason."""
+    sim, ctl, client = loop
+    burst = 10   # within the goal service's queue (10): DDS drops none before they are taken
+    futures = [client.send_goal_async(goal_to(Q0 + 0.01 * (k % 3), 0.5)) for k in range(burst)]
+    time.sleep(0.5)   # every request delivered before the executor takes the first
+    rig.spin_until(lambda: all(f.done() for f in futures), what="every goal's answer")
+    accepted = sum(f.result().accepted for f in futures)
+    assert 1 <= accepted <= MAX_PENDING_GOALS
+    assert ctl.loop.rejected.count == burst - accepted
+    assert "goals already wait to be handled" in ctl.loop.rejected.last_reason
