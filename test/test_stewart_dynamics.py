@@ -382,6 +382,20 @@ def test_single_pose_path_equals_batch_and_interpreted_reference():
     assert np.array_equal(as_lists.forces, one.forces)
     assert np.array_equal(sp.inverse_dynamics(t, np.asfortranarray(R), v, w, a, al).forces,
                           one.forces)
+    # the fast path (machine code without numba's dispatch) reads any layout right, and an array
+    # of another dtype or rank is converted or refused by the general path, never misread
+    strided = np.zeros(6)[::2]
+    strided[:] = t
+    read_only = R.copy()
+    read_only.flags.writeable = False
+    assert np.array_equal(sp.inverse_dynamics(strided, read_only, v, w, a, al).forces, one.forces)
+    t32, al32 = t.astype(np.float32), al.astype(np.float32)
+    assert np.array_equal(sp.inverse_dynamics(t32, R, v, w, a, al32).forces,
+                          sp.inverse_dynamics(t32.astype(float), R, v, w, a,
+                                              al32.astype(float)).forces)
+    for wrong in ((t.reshape(1, 3), R), (t, R.ravel())):
+        with pytest.raises(ValueError, match="expected"):
+            sp.inverse_dynamics(*wrong, v, w, a, al)
 
 
 def test_interpreted_kernels_call_interpreted_helpers_all_the_way_down():

@@ -5,9 +5,8 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from numba.core.errors import TypingError
 
-from ..kernels import by_rows
+from ..kernels import BOOL, C_MATRIX, MATRIX, PARAMETER_VECTOR, VECTOR, Direct, by_rows
 from . import kernel, universal
 from .poses import pack_poses
 
@@ -84,8 +83,11 @@ class InverseDynamicsResult:
                 f"condition_number={self.condition_number!r}, singular={self.singular!r})")
 
 
-_ARRAY_OR_NONE = (np.ndarray, type(None))
-_ZERO3 = np.zeros(3)   # only read (a read-only array would be another compiled specialisation)
+_NDARRAY, _FLOAT64 = np.ndarray, np.dtype(np.float64)
+_ZERO3 = np.zeros(3)   # only read
+# one pose: its guard checks every argument's type, so numba need not (kernels.Direct)
+_ONE_POSE = Direct(kernel.inverse_dynamics_args, PARAMETER_VECTOR, VECTOR, MATRIX, VECTOR, VECTOR,
+                   VECTOR, VECTOR, VECTOR, VECTOR, BOOL, C_MATRIX)
 
 
 def inverse_dynamics(sp, position, rotation_matrix, linear_velocity, angular_velocity,
@@ -103,27 +105,26 @@ def inverse_dynamics(sp, position, rotation_matrix, linear_velocity, angular_vel
     if universal_legs and printed_eq16:
         raise ValueError("printed_eq16 reproduces a misprint of the paper's no_spin leg model; "
                          "this platform has leg_model 'universal'")
-    if (not constraint_forces and not universal_legs and type(position) is np.ndarray
-            and position.ndim == 1
-            and type(rotation_matrix) is np.ndarray and type(linear_velocity) in _ARRAY_OR_NONE
-            and type(angular_velocity) in _ARRAY_OR_NONE
-            and type(linear_acceleration) in _ARRAY_OR_NONE
-            and type(angular_acceleration) in _ARRAY_OR_NONE
-            and type(external_force) in _ARRAY_OR_NONE and type(external_moment) in _ARRAY_OR_NONE):
-        # One pose given as arrays: straight into one compiled call (it checks the shapes).
-        # None is passed as zeros: one compiled specialisation, not one per pattern of Nones.
+    # One pose given as float64 arrays goes straight into one compiled call, which checks the
+    # sizes (-1: not one pose); None is passed as zeros. Anything else takes the general path,
+    # which converts or says what is wrong.
+    v = _ZERO3 if linear_velocity is None else linear_velocity
+    w = _ZERO3 if angular_velocity is None else angular_velocity
+    a = _ZERO3 if linear_acceleration is None else linear_acceleration
+    al = _ZERO3 if angular_acceleration is None else angular_acceleration
+    f = _ZERO3 if external_force is None else external_force
+    m = _ZERO3 if external_moment is None else external_moment
+    R = rotation_matrix
+    if (not constraint_forces and not universal_legs
+            and position.__class__ is R.__class__ is v.__class__ is w.__class__ is a.__class__
+            is al.__class__ is f.__class__ is m.__class__ is _NDARRAY
+            and position.dtype is _FLOAT64 and R.dtype is _FLOAT64 and v.dtype is _FLOAT64
+            and w.dtype is _FLOAT64 and a.dtype is _FLOAT64 and al.dtype is _FLOAT64
+            and f.dtype is _FLOAT64 and m.dtype is _FLOAT64
+            and position.ndim == 1 and R.ndim == 2 and v.ndim == 1 and w.ndim == 1
+            and a.ndim == 1 and al.ndim == 1 and f.ndim == 1 and m.ndim == 1):
         out = np.empty((kernel.OUT_ROWS, 6))
-        try:
-            cond = kernel.inverse_dynamics_args(
-                sp.packed, position, rotation_matrix,
-                _ZERO3 if linear_velocity is None else linear_velocity,
-                _ZERO3 if angular_velocity is None else angular_velocity,
-                _ZERO3 if linear_acceleration is None else linear_acceleration,
-                _ZERO3 if angular_acceleration is None else angular_acceleration,
-                _ZERO3 if external_force is None else external_force,
-                _ZERO3 if external_moment is None else external_moment, bool(printed_eq16), out)
-        except TypingError:   # e.g. an array of another rank or dtype: the general path says why
-            cond = -1.0
+        cond = _ONE_POSE.call(sp.packed, position, R, v, w, a, al, f, m, bool(printed_eq16), out)
         if cond >= 0.0:
             return InverseDynamicsResult(out, cond)
     single, poses = pack_poses(position, rotation_matrix, linear_velocity, angular_velocity,
