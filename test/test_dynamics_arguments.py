@@ -19,12 +19,17 @@ def puma():
 
 
 def _layouts(x):
-    """``x`` as the fast path may see it: contiguous, a strided view, read-only."""
+    """``x`` as the fast path may see it: contiguous, a strided view, read-only, unaligned (a
+    view into a message buffer at an odd offset)."""
     strided = np.zeros(2 * x.size)[::2]
     strided[:] = x
     read_only = x.copy()
     read_only.flags.writeable = False
-    return {"contiguous": x.copy(), "strided": strided, "read-only": read_only}
+    unaligned = np.frombuffer(bytearray(8 * x.size + 4), dtype=float, count=x.size, offset=4)
+    unaligned[:] = x
+    assert not unaligned.flags.aligned
+    return {"contiguous": x.copy(), "strided": strided, "read-only": read_only,
+            "unaligned": unaligned}
 
 
 CALLS = {
@@ -35,7 +40,7 @@ CALLS = {
 
 
 @pytest.mark.parametrize("call", CALLS)
-@pytest.mark.parametrize("layout", ["contiguous", "strided", "read-only"])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "read-only", "unaligned"])
 def test_every_layout_gives_the_numbers_of_plain_lists(puma, call, layout):
     rng = np.random.default_rng(7)
     q, qd, x = rng.uniform(-1.0, 1.0, (3, puma.dof))
