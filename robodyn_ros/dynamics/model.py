@@ -124,15 +124,7 @@ class RobotModel:
     def inverse_dynamics(self, q, qd, qdd, tip_wrench=None, friction=True):
         """Joint forces for the motion (q, qd, qdd) under gravity; ``tip_wrench`` = [f; n] that the
         end-effector exerts on its environment, in the tip frame, moment about the tip origin."""
-        mode = _WITH_FRICTION if friction else _NO_FRICTION
-        if (tip_wrench is None and q.__class__ is qd.__class__ is qdd.__class__ is _NDARRAY
-                and q.dtype is _FLOAT64 and qd.dtype is _FLOAT64 and qdd.dtype is _FLOAT64
-                and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
-            # the 1 kHz path, every type checked inline: the compiled kernel checks the sizes
-            tau = _empty(self.dof)
-            _RNEA.call(self.params, q, qd, qdd, mode, tau)
-            return tau
-        return self._dispatch(_ne.rnea, _ne.rnea_batch, q, qd, qdd, tip_wrench, mode)
+        return self._one_or_batch(_RNEA, _ne.rnea, _ne.rnea_batch, q, qd, qdd, tip_wrench, friction)
 
     def gravity_torques(self, q):
         """g(q): the joint forces that hold the arm still."""
@@ -175,15 +167,8 @@ class RobotModel:
 
     def forward_dynamics(self, q, qd, tau, tip_wrench=None, friction=True):
         """qdd = M^-1 (tau - C qd - g - friction - J^T w), by Cholesky."""
-        mode = _WITH_FRICTION if friction else _NO_FRICTION
-        if (tip_wrench is None and q.__class__ is qd.__class__ is tau.__class__ is _NDARRAY
-                and q.dtype is _FLOAT64 and qd.dtype is _FLOAT64 and tau.dtype is _FLOAT64
-                and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
-            qdd = _empty(self.dof)
-            _FORWARD.call(self.params, q, qd, tau, mode, qdd)
-            return qdd
-        return self._dispatch(_forward.forward_dynamics, _forward.forward_dynamics_batch,
-                              q, qd, tau, tip_wrench, mode)
+        return self._one_or_batch(_FORWARD, _forward.forward_dynamics, _forward.forward_dynamics_batch,
+                                  q, qd, tau, tip_wrench, friction)
 
     # ------------------------------------------------------------------ kinematics
     def link_frames(self, q):
@@ -199,6 +184,18 @@ class RobotModel:
         return _kinematics.energy(self, np.asarray(q, dtype=float), np.asarray(qd, dtype=float))
 
     # ------------------------------------------------------------------ argument handling
+    def _one_or_batch(self, direct, single, batch, a, b, c, tip_wrench, friction):
+        """One state of three float64 vectors straight into ``direct`` (every type checked here,
+        the sizes by the kernel: the 1 kHz path), anything else through ``_dispatch``."""
+        mode = _WITH_FRICTION if friction else _NO_FRICTION
+        if (tip_wrench is None and a.__class__ is b.__class__ is c.__class__ is _NDARRAY
+                and a.dtype is _FLOAT64 and b.dtype is _FLOAT64 and c.dtype is _FLOAT64
+                and a.ndim == 1 and b.ndim == 1 and c.ndim == 1):
+            out = _empty(self.dof)
+            direct.call(self.params, a, b, c, mode, out)
+            return out
+        return self._dispatch(single, batch, a, b, c, tip_wrench, mode)
+
     def _dispatch(self, single, batch, a, b, c, tip_wrench, mode):
         """Convert the arguments and call the one-state kernel (which checks sizes), or the batch
         kernel on shares of the rows (``by_rows``); either writes into the array returned."""
