@@ -56,12 +56,18 @@ def _reader(raw: bytes):
     return body, order, u32
 
 
+def _after_header(u32) -> tuple[int, int]:
+    """The uint32 after a message's std_msgs/Header (stamp sec and nanosec, then frame_id) and
+    the offset after it: the count of the sequence that follows the header."""
+    size, pos = u32(8)
+    return u32(pos + size)
+
+
 def _header_and_names(raw: bytes):
     """(body, u32, (stamp sec, nanosec), joint_names, offset of the points' count) of a
     serialized trajectory_msgs/JointTrajectory."""
     body, order, u32 = _reader(raw)
-    size, pos = u32(8)  # header.stamp (sec, nanosec), then header.frame_id
-    count, pos = u32(pos + size)
+    count, pos = _after_header(u32)
     names, pos = _strings(body, u32, pos, count)
     stamp = struct.unpack_from(order + "iI", body, 0)
     return body, u32, stamp, names, pos
@@ -74,8 +80,7 @@ def trajectory_sizes(raw: bytes) -> tuple[int, int]:
     refuse for its size. ValueError when the bytes end early."""
     try:
         body, _, u32 = _reader(raw)
-        size, pos = u32(8)  # header.stamp (sec, nanosec), then header.frame_id
-        names, pos = u32(pos + size)
+        names, pos = _after_header(u32)
         return names, u32(_strings_end(u32, pos, names))[0]
     except struct.error as exc:
         raise ValueError(f"a serialized JointTrajectory ends early: {exc}") from exc
@@ -194,8 +199,7 @@ class JointStateReader:
         try:
             body, _, u32 = _reader(raw)
             stamp = Time(*struct.unpack_from("<iI", body, 0))
-            size, pos = u32(8)  # header.frame_id
-            count, start = u32(pos + size)
+            count, start = _after_header(u32)
             block = self._block
             if count == len(self._names) and body[start:start + len(block)] == block:
                 pos = start + len(block)
