@@ -7,8 +7,12 @@ machine code with and what the operation counts run on counting scalars. ``inlin
 helper that numba compiles into its callers and that stays an ordinary Python function otherwise;
 ``inner_kernel`` a kernel that other kernels call once per state or per row, compiled into them as
 well. Both are inlined by numba itself, before LLVM: a call between separately compiled functions
-costs a call and the reference counting of every array view passed, which inlined code does not
-(about 5-15 % of a call or of a batch row; the arithmetic is the same, the results identical).
+costs a call and the reference counting of every array view passed (about 5-15 % of a call or of a
+batch row; the arithmetic is the same, the results identical). Inside a loop over joints or legs,
+index the 2-D array (``P[i, MASS]``) instead of taking a row view (``P[i]``), and give an inline
+helper the array and the row index: every view, and every array an inlined helper binds, costs two
+atomic reference-count updates that numba's pruning removes only in branch- and loop-free code,
+and each stalls the pipeline (a Newton–Euler row: 0.57 us with row views, 0.26 us without).
 
 One compile policy for every kernel: numba caches the machine code next to the module (so only the
 very first run on a machine compiles), IEEE arithmetic (x/0 = inf: singular cases are flagged by the

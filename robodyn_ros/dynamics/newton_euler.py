@@ -44,21 +44,19 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
         v1 = -P[n, GRAVITY_VECTOR + 1]
         v2 = -P[n, GRAVITY_VECTOR + 2]
     for i in range(n):
-        r = P[i]
-        row = ws[i]
-        place_joint(r, q[i], row)
-        R00 = row[0]
-        R01 = row[1]
-        R02 = row[2]
-        R10 = row[3]
-        R11 = row[4]
-        R12 = row[5]
-        R20 = row[6]
-        R21 = row[7]
-        R22 = row[8]
-        px = row[JOINT_ORIGIN]
-        py = row[JOINT_ORIGIN + 1]
-        pz = row[JOINT_ORIGIN + 2]
+        place_joint(P, i, q[i], ws)
+        R00 = ws[i, 0]
+        R01 = ws[i, 1]
+        R02 = ws[i, 2]
+        R10 = ws[i, 3]
+        R11 = ws[i, 4]
+        R12 = ws[i, 5]
+        R20 = ws[i, 6]
+        R21 = ws[i, 7]
+        R22 = ws[i, 8]
+        px = ws[i, JOINT_ORIGIN]
+        py = ws[i, JOINT_ORIGIN + 1]
+        pz = ws[i, JOINT_ORIGIN + 2]
         # acceleration of origin i in frame i-1: v + a x p + w x (w x p)
         wp0 = w1 * pz - w2 * py
         wp1 = w2 * px - w0 * pz
@@ -76,7 +74,7 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
         u0 = R00 * a0 + R10 * a1 + R20 * a2
         u1 = R01 * a0 + R11 * a1 + R21 * a2
         u2 = R02 * a0 + R12 * a1 + R22 * a2
-        if r[PRISMATIC] != 0.0:
+        if P[i, PRISMATIC] != 0.0:
             # Coriolis 2 w x (z qd) and the sliding acceleration z qdd
             w0 = t0
             w1 = t1
@@ -96,28 +94,28 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
             a1 = u1 - t0 * qd[i]
             a2 = u2 + qdd[i]
         # net force F = m v + a x h + w x (w x h) and moment N = I a + w x I w + h x v on body i
-        m = r[MASS]
-        h0 = r[FIRST_MOMENT]
-        h1 = r[FIRST_MOMENT + 1]
-        h2 = r[FIRST_MOMENT + 2]
-        Ixx = r[INERTIA_AT_ORIGIN]
-        Iyy = r[INERTIA_AT_ORIGIN + 1]
-        Izz = r[INERTIA_AT_ORIGIN + 2]
-        Ixy = r[INERTIA_AT_ORIGIN + 3]
-        Iyz = r[INERTIA_AT_ORIGIN + 4]
-        Ixz = r[INERTIA_AT_ORIGIN + 5]
+        m = P[i, MASS]
+        h0 = P[i, FIRST_MOMENT]
+        h1 = P[i, FIRST_MOMENT + 1]
+        h2 = P[i, FIRST_MOMENT + 2]
+        Ixx = P[i, INERTIA_AT_ORIGIN]
+        Iyy = P[i, INERTIA_AT_ORIGIN + 1]
+        Izz = P[i, INERTIA_AT_ORIGIN + 2]
+        Ixy = P[i, INERTIA_AT_ORIGIN + 3]
+        Iyz = P[i, INERTIA_AT_ORIGIN + 4]
+        Ixz = P[i, INERTIA_AT_ORIGIN + 5]
         wh0 = w1 * h2 - w2 * h1
         wh1 = w2 * h0 - w0 * h2
         wh2 = w0 * h1 - w1 * h0
         Iw0 = Ixx * w0 + Ixy * w1 + Ixz * w2
         Iw1 = Ixy * w0 + Iyy * w1 + Iyz * w2
         Iw2 = Ixz * w0 + Iyz * w1 + Izz * w2
-        row[NET_FORCE] = m * v0 + (a1 * h2 - a2 * h1) + (w1 * wh2 - w2 * wh1)
-        row[NET_FORCE + 1] = m * v1 + (a2 * h0 - a0 * h2) + (w2 * wh0 - w0 * wh2)
-        row[NET_FORCE + 2] = m * v2 + (a0 * h1 - a1 * h0) + (w0 * wh1 - w1 * wh0)
-        row[NET_MOMENT] = (Ixx * a0 + Ixy * a1 + Ixz * a2) + (w1 * Iw2 - w2 * Iw1) + (h1 * v2 - h2 * v1)
-        row[NET_MOMENT + 1] = (Ixy * a0 + Iyy * a1 + Iyz * a2) + (w2 * Iw0 - w0 * Iw2) + (h2 * v0 - h0 * v2)
-        row[NET_MOMENT + 2] = (Ixz * a0 + Iyz * a1 + Izz * a2) + (w0 * Iw1 - w1 * Iw0) + (h0 * v1 - h1 * v0)
+        ws[i, NET_FORCE] = m * v0 + (a1 * h2 - a2 * h1) + (w1 * wh2 - w2 * wh1)
+        ws[i, NET_FORCE + 1] = m * v1 + (a2 * h0 - a0 * h2) + (w2 * wh0 - w0 * wh2)
+        ws[i, NET_FORCE + 2] = m * v2 + (a0 * h1 - a1 * h0) + (w0 * wh1 - w1 * wh0)
+        ws[i, NET_MOMENT] = (Ixx * a0 + Ixy * a1 + Ixz * a2) + (w1 * Iw2 - w2 * Iw1) + (h1 * v2 - h2 * v1)
+        ws[i, NET_MOMENT + 1] = (Ixy * a0 + Iyy * a1 + Iyz * a2) + (w2 * Iw0 - w0 * Iw2) + (h2 * v0 - h0 * v2)
+        ws[i, NET_MOMENT + 2] = (Ixz * a0 + Iyz * a1 + Izz * a2) + (w0 * Iw1 - w1 * Iw0) + (h0 * v1 - h1 * v0)
 
     # Inward recursion: entering step i, (f, n) is the force and moment (about origin i, in frame i)
     # that link i exerts on link i+1 (beyond the last link: the tool on its environment). Adding
@@ -130,33 +128,29 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
     n2 = 0.0
     if mode & TIP_WRENCH:
         # the tip frame sits in the last joint frame as a joint frame in its parent: same transform
-        f0, f1, f2, n0, n1, n2 = to_parent(P[n], wrench[0], wrench[1], wrench[2],
+        f0, f1, f2, n0, n1, n2 = to_parent(P, n, wrench[0], wrench[1], wrench[2],
                                            wrench[3], wrench[4], wrench[5])
     for i in range(n - 1, -1, -1):
-        row = ws[i]
-        f0 = f0 + row[NET_FORCE]
-        f1 = f1 + row[NET_FORCE + 1]
-        f2 = f2 + row[NET_FORCE + 2]
-        n0 = n0 + row[NET_MOMENT]
-        n1 = n1 + row[NET_MOMENT + 1]
-        n2 = n2 + row[NET_MOMENT + 2]
-        r = P[i]
-        if r[PRISMATIC] != 0.0:
+        f0 = f0 + ws[i, NET_FORCE]
+        f1 = f1 + ws[i, NET_FORCE + 1]
+        f2 = f2 + ws[i, NET_FORCE + 2]
+        n0 = n0 + ws[i, NET_MOMENT]
+        n1 = n1 + ws[i, NET_MOMENT + 1]
+        n2 = n2 + ws[i, NET_MOMENT + 2]
+        if P[i, PRISMATIC] != 0.0:
             t = f2
         else:
             t = n2
-        t = t + r[ARMATURE] * qdd[i]
+        t = t + P[i, ARMATURE] * qdd[i]
         if mode & FRICTION:
-            t = t + r[VISCOUS] * qd[i]
+            t = t + P[i, VISCOUS] * qd[i]
             if qd[i] > 0.0:
-                t = t + r[COULOMB_POS]
+                t = t + P[i, COULOMB_POS]
             elif qd[i] < 0.0:
-                t = t - r[COULOMB_NEG]
+                t = t - P[i, COULOMB_NEG]
         tau[i] = t
         if i > 0:
-            f0, f1, f2, n0, n1, n2 = to_parent(row, f0, f1, f2, n0, n1, n2)
-    return tau
-
+            f0, f1, f2, n0, n1, n2 = to_parent(ws, i, f0, f1, f2, n0, n1, n2)
 
 
 @kernel
