@@ -1,5 +1,6 @@
 """Batches shared among the cores (robodyn_ros.kernels.by_rows): every row once, the same numbers as
 one state at a time, errors raised, and a forked child that still completes its own batches."""
+import dataclasses
 import multiprocessing
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 
 from robodyn_ros import kernels
 from robodyn_ros.dynamics import Link, RobotModel
+from stewart_cases import PAPER_PATHS, platform
 
 N = 3 * kernels.PARALLEL_ROWS + 7   # above the threshold, not a multiple of the shares
 
@@ -33,6 +35,20 @@ def test_a_shared_batch_equals_one_state_at_a_time(model):
         assert np.array_equal(tau[k], model.inverse_dynamics(q[k], qd[k], qdd[k], tip_wrench=wrench))
         assert np.array_equal(qdd_fd[k], model.forward_dynamics(q[k], qd[k], tau[k]))
         assert np.array_equal(M[k], model.mass_matrix(q[k]))
+
+
+@pytest.mark.parametrize("leg_model", ["no_spin", "universal"])
+def test_a_shared_stewart_batch_equals_one_pose_at_a_time(leg_model):
+    """Each core writes its rows straight into the one output: every row once, in its place."""
+    sp = dataclasses.replace(platform(), leg_model=leg_model)
+    path, _ = PAPER_PATHS["I"]
+    args = path.sample(np.linspace(0.0, path.tau_f, N)).pose_args()
+    r = sp.inverse_dynamics(*args)
+    for k in range(0, N, 97):
+        one = sp.inverse_dynamics(*(a[k] for a in args))
+        assert np.array_equal(r.forces[k], one.forces)
+        assert np.array_equal(r.leg_lengths[k], one.leg_lengths)
+        assert r.condition_number[k] == one.condition_number
 
 
 def test_an_error_in_one_share_is_raised():

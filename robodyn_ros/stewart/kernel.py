@@ -409,14 +409,15 @@ def constraint_forces_pose(model, pose, printed_eq16, out, n, vec, mu):
 
 
 @_jit
-def inverse_dynamics_batch(model, poses, printed_eq16, out, cond):
-    """poses (N, POSE_SIZE) into out (OUT_ROWS, N, 6) (each output quantity one contiguous (N, 6)
-    block) and cond (N,)."""
+def inverse_dynamics_batch(model, poses, printed_eq16, out, cond, start, stop):
+    """Rows start..stop-1 of poses (N, POSE_SIZE) into the same rows of out (OUT_ROWS, N, 6) (each
+    output quantity one contiguous (N, 6) block) and cond (N,): the cores share one batch by
+    ranges of rows, each writing straight into the whole output."""
     Hw = np.empty((6, 8), poses.dtype)
     U = np.empty((6, 6), poses.dtype)
     norms = np.empty(6, poses.dtype)
     work = np.empty((3, 3), poses.dtype)
-    for n in range(poses.shape[0]):
+    for n in range(start, stop):
         cond[n] = inverse_dynamics_pose(model, poses[n], printed_eq16, Hw, U, norms, work, out, n)
 
 
@@ -425,7 +426,7 @@ def inverse_dynamics_one(model, pose, printed_eq16, out):
     """One pose vector (POSE_SIZE,) into out (OUT_ROWS, 1, 6): a batch of one, so that the single and
     the batched path are one compiled function (and one compile)."""
     cond = np.empty(1, pose.dtype)
-    inverse_dynamics_batch(model, pose.reshape((1, POSE_SIZE)), printed_eq16, out, cond)
+    inverse_dynamics_batch(model, pose.reshape((1, POSE_SIZE)), printed_eq16, out, cond, 0, 1)
     return cond[0]
 
 
@@ -451,7 +452,7 @@ def inverse_dynamics_args(model, t, R, v, w, a, al, f_ext, m_ext, printed_eq16, 
         poses[0, P_FE + r] = f_ext[r]
         poses[0, P_ME + r] = m_ext[r]
     cond = np.empty(1)
-    inverse_dynamics_batch(model, poses, printed_eq16, out.reshape((OUT_ROWS, 1, 6)), cond)
+    inverse_dynamics_batch(model, poses, printed_eq16, out.reshape((OUT_ROWS, 1, 6)), cond, 0, 1)
     return cond[0]
 
 

@@ -71,13 +71,13 @@ def inverse_dynamics_pose(model, pose, Hw, U, norms, work, out, n):
 
 
 @_jit
-def inverse_dynamics_batch(model, poses, out, cond):
+def inverse_dynamics_batch(model, poses, out, cond, start, stop):
     """kernel.inverse_dynamics_batch with universal-joint legs."""
     Hw = np.empty((6, 8), poses.dtype)
     U = np.empty((6, 6), poses.dtype)
     norms = np.empty(6, poses.dtype)
     work = np.empty((3, 3), poses.dtype)
-    for n in range(poses.shape[0]):
+    for n in range(start, stop):
         cond[n] = inverse_dynamics_pose(model, poses[n], Hw, U, norms, work, out, n)
 
 
