@@ -12,7 +12,7 @@ from std_msgs.msg import Float64MultiArray
 
 from robodyn_ros.nodes.controller_state import ControllerStatePublisher, SerializedState
 from robodyn_ros.nodes.messages import (MAX_JOINT_STATE_NAMES, JointStateReader,
-                                        SerializedFloat64MultiArray)
+                                        SerializedFloat64MultiArray, SerializedJointState)
 
 
 def _state(names, position, velocity, frame="", sec=12, nanosec=345, effort=()):
@@ -131,6 +131,20 @@ def test_the_serialized_command_deserializes_to_its_values(n):
     expected = serialize_message(Float64MultiArray(data=values.tolist()))
     raw = bytes(command)
     assert len(raw) == len(expected) and raw[:16] == expected[:16] and raw[20:] == expected[20:]
+
+
+@pytest.mark.parametrize("names", [["a"], [f"joint_{i}" for i in range(1, 7)], ["x" * 5] * 7])
+def test_the_serialized_joint_state_deserializes_to_what_was_written(names):
+    n = len(names)
+    state = SerializedJointState(names, JointState)
+    for sec, nanosec in ((5, 0), (2**31 - 1, 999_999_999)):   # written again: the places are kept
+        position, velocity = np.arange(n) * 0.25 - sec, np.arange(n) * -1.5 + nanosec
+        state.position[:], state.velocity[:] = position, velocity
+        msg = deserialize_message(state.write(sec, nanosec), JointState)
+        assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (sec, nanosec)
+        assert list(msg.name) == names and len(msg.effort) == 0
+        np.testing.assert_array_equal(msg.position, position)
+        np.testing.assert_array_equal(msg.velocity, velocity)
 
 
 @pytest.mark.parametrize("n", [1, 6, 7])

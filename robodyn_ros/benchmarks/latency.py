@@ -104,29 +104,31 @@ def _drive(controller, duration, listen=True):
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.experimental import EventsExecutor
     from rclpy.node import Node
+    from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
     from robodyn_ros.nodes.controller_state import TOPIC, ControllerStatePublisher
+    from robodyn_ros.nodes.messages import SerializedJointState
 
     rclpy.init()
     node = Node("bench_joint_state_driver")
     executor = EventsExecutor()
     executor.add_node(node)
     sent = {}           # state stamp (us) -> monotonic ns when published
-    answered = []       # (command bytes, monotonic ns of its arrival), in order
-    outputs = []        # (stamp (us), command bytes) of each ~/state, in order
+    answered = []       # (serialized command, monotonic ns of its arrival), in order
+    outputs = []        # serialized ~/state messages, in order
     cycle_means = []    # the controller's own mean cycle time per diagnostics report
+    # raw, converted after the run: the driver's own message conversions (~70 us for a
+    # ~/state) would otherwise load the two cores the controller's latency is measured on
     node.create_subscription(
         Float64MultiArray, "/effort_controller/commands",
-        lambda m: answered.append((m.data.tobytes(), time.monotonic_ns())), 1000)
+        lambda raw: answered.append((raw, time.monotonic_ns())), 1000, raw=True)
     if listen:
         node.create_subscription(
             ControllerStatePublisher.message_type(),
-            f"/computed_torque_controller/{TOPIC.removeprefix('~/')}",
-            lambda m: outputs.append((m.header.stamp.sec * 1_000_000 + m.header.stamp.nanosec // 1000,
-                                      ControllerStatePublisher.output(m).effort.tobytes())),
-            1000)
+            f"/computed_torque_controller/{TOPIC.removeprefix('~/')}", outputs.append, 1000,
+            raw=True)
 
     def diagnostics(msg):
         for status in msg.status:
@@ -135,7 +137,8 @@ def _drive(controller, duration, listen=True):
                 cycle_means.append(float(values.get("cycle time (us) mean", "nan")))
     node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics, 10)
     publisher = node.create_publisher(JointState, "/joint_states", 10)
-    msg = JointState(name=[f"joint_{i}" for i in range(1, 7)])
+    state = SerializedJointState([f"joint_{i}" for i in range(1, 7)], JointState)
+    state.velocity[:] = 0.0
     q = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
     try:
         deadline = time.monotonic() + 60.0
@@ -161,10 +164,8 @@ def _drive(controller, duration, listen=True):
                 first_measured = len(sent)
             # a slowly varying state, stamped on the wall clock the controller's node uses
             stamp = time.time_ns()
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
-            msg.position = (q + 1e-3 * np.sin(1e-9 * now)).tolist()
-            msg.velocity = [0.0] * 6
-            publisher.publish(msg)
+            state.position[:] = q + 1e-3 * np.sin(1e-9 * now)
+            publisher.publish(state.write(*divmod(stamp, 1_000_000_000)))
             sent[stamp // 1000] = time.monotonic_ns()
             next_send += PERIOD_NS
             if time.monotonic_ns() > next_send + PERIOD_NS:  # the driver itself fell behind
@@ -178,7 +179,14 @@ def _drive(controller, duration, listen=True):
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-    arrival, unpaired_commands, unpaired_states = _pair(answered, outputs)
+    commands = [(deserialize_message(raw, Float64MultiArray).data.tobytes(), t)
+                for raw, t in answered]
+    states = []
+    for raw in outputs:
+        msg = deserialize_message(raw, ControllerStatePublisher.message_type())
+        states.append((msg.header.stamp.sec * 1_000_000 + msg.header.stamp.nanosec // 1000,
+                       ControllerStatePublisher.output(msg).effort.tobytes()))
+    arrival, unpaired_commands, unpaired_states = _pair(commands, states)
     stamps = list(sent)[first_measured:]
     latency = np.array([(arrival[s] - sent[s]) * 1e-6 if s in arrival else np.inf
                         for s in stamps])

@@ -8,13 +8,12 @@ The message is kept serialized (``SerializedState``) and published only while so
 from __future__ import annotations
 
 import array
-import struct
 
 import numpy as np
 from rclpy.serialization import serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .messages import JointTrajectoryControllerState
+from .messages import JointTrajectoryControllerState, located, write_stamp
 
 TOPIC = "~/state" if JointTrajectoryControllerState is None else "~/controller_state"
 
@@ -47,20 +46,13 @@ class SerializedState:
         for (point, field), values in zip(_FIELDS, markers):
             setattr(points[point], field, array.array("d", values))
         self._raw = bytearray(serialize_message(msg))
-        order = "<" if self._raw[1] == 1 else ">"  # the encapsulation's byte order
-        self._stamp = order + "iI"
-        self._fields = []
-        for values in markers:
-            marker = values.astype(order + "f8").tobytes()
-            if self._raw.count(marker) != 1:
-                raise RuntimeError("controller state: a marker is not unique in the template")
-            self._fields.append(np.frombuffer(self._raw, order + "f8", n, self._raw.find(marker)))
+        self._fields = located(self._raw, markers)
 
     def write(self, stamp, reference, q, qd, effort, index) -> bytes:
         """The message for (sec, nanosec) ``stamp``; the chain-order arrays are taken at
         ``index`` (joints order), ``effort`` is in joints order already."""
         q_des, qd_des, qdd_des = reference
-        struct.pack_into(self._stamp, self._raw, 4, *stamp)  # header.stamp opens the body
+        write_stamp(self._raw, *stamp)
         for field, values in zip(self._fields, (q_des, qd_des, qdd_des, q, qd, q_des - q,
                                                 qd_des - qd)):
             field[:] = values[index]
