@@ -1,7 +1,10 @@
 """The latency benchmark pairs each command with the state it answered through ``~/state``'s
-content, so a message dropped on either topic (KEEP_LAST queues) costs only its own pair."""
+content, so a message dropped on either topic (KEEP_LAST queues) costs only its own pair; and its
+driver, raw subscriptions and serialized states included, pairs the answers of its peer (the echo
+node) over real DDS."""
 import numpy as np
 
+from robodyn_ros.benchmarks import latency
 from robodyn_ros.benchmarks.latency import _pair
 
 
@@ -23,3 +26,13 @@ def test_identical_commands_pair_in_arrival_order():
     answered = [(_command(0), 10), (_command(0), 11), (_command(0), 12)]
     outputs = [(1, _command(0)), (2, _command(0))]
     assert _pair(answered, outputs) == ({1: 10, 2: 11}, 1, 0)
+
+
+def test_the_driver_pairs_the_answers_of_the_echo_peer_over_dds():
+    with latency._process("robodyn_ros.benchmarks.echo") as echo:
+        run = latency._drive(echo, 1.0)
+    assert echo.returncode == 0                     # SIGINT, as Ctrl-C: a clean exit
+    answered = np.isfinite(run["latency_ms"])
+    assert run["latency_ms"].size > 500             # a state every millisecond for 1 s
+    assert answered.mean() > 0.5                    # most pairs found (none are timed here)
+    assert run["unpaired_states"] == 0              # every ~/state carried a command that arrived

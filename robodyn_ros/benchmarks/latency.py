@@ -14,10 +14,15 @@ counted and reported (``unpaired_commands``, ``unpaired_states``). A cycle is *m
 when its command has not arrived within one period (1 ms), or never. CPU is the controller
 process's user + system time over the run. The law's own compute time comes from
 ``robodyn_ros.benchmarks.control`` (in-process, best of 7 rounds).
+
+The peer of the latency and CPU figures is ``robodyn_ros.benchmarks.echo``, run next for as long
+and driven the same way: a node that answers each state at once and computes nothing, so its
+figures are what rclpy, the executor and DDS cost on this machine before any controller work.
 """
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import signal
 import subprocess
@@ -41,47 +46,27 @@ def run(duration: float = 60.0) -> dict:
 
     law = control.run()["rows"][0]
     urdf = find_share_file("urdf/puma560.urdf")
-    controller = subprocess.Popen(
-        [sys.executable, "-m", "robodyn_ros.nodes.controller", "--ros-args",
-         "-p", f"urdf_file:={urdf}", "-p", "rate:=0.0", "-p", "state_timeout:=0.5",
-         "-p", "friction:=false", "--log-level", "warn"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    with _process("robodyn_ros.nodes.controller", "--ros-args", "-p", f"urdf_file:={urdf}",
+                  "-p", "rate:=0.0", "-p", "state_timeout:=0.5", "-p", "friction:=false",
+                  "--log-level", "warn") as controller:
         # first without a listener of the controller state (the CPU a robot pays), then with
         # one: the latency needs it to pair each command with its state
         quiet = _drive(controller, max(duration / 2, 5.0), listen=False)
         measured = _drive(controller, duration)
-    finally:
-        controller.send_signal(signal.SIGINT)
-        try:
-            controller.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            controller.kill()
-    latency = measured.pop("latency_ms")
-    ok = latency[np.isfinite(latency)]
-    p99 = float(np.percentile(ok, 99)) if ok.size else float("inf")
-    missed = int(np.sum(~(latency <= PERIOD_NS * 1e-6)))
-    result = {
-        "robot": "PUMA 560",
-        "duration_s": duration,
-        "cycles": int(latency.size),
-        "lost": int(np.sum(~np.isfinite(latency))),
-        "missed": missed,
-        "missed_percent": 100.0 * missed / max(latency.size, 1),
-        "latency_ms": {"median": float(np.median(ok)), "p99": p99, "max": float(ok.max())},
-        **measured,
-    }
+    with _process("robodyn_ros.benchmarks.echo") as echo:
+        floor = _drive(echo, duration)
+    result = {"robot": "PUMA 560", "duration_s": duration, **_latency(measured.pop("latency_ms")),
+              **measured, "peer": {**_latency(floor.pop("latency_ms")), **floor}}
+    peer = result["peer"]
     rows = [
         law,
         figure("controller loop cycle: state to command, law and checks (us, mean of means)",
                measured["node_cycle_us_mean"], measured["node_cycle_us_mean"]),
-        figure("end-to-end latency state -> command, median (ms)", result["latency_ms"]["median"],
-               result["latency_ms"]["median"], unit="ms"),
-        figure("end-to-end latency state -> command, p99 (ms)", p99, p99, unit="ms"),
-        figure("end-to-end latency state -> command, max (ms)", result["latency_ms"]["max"],
-               result["latency_ms"]["max"], unit="ms"),
+        *(figure(f"end-to-end latency state -> command, {key} (ms)", result["latency_ms"][key],
+                 result["latency_ms"][key], unit="ms", peer=peer["latency_ms"][key])
+          for key in ("median", "p99", "max")),
         figure("missed cycles (%): command later than one period", result["missed_percent"],
-               result["missed_percent"], unit="%",
+               result["missed_percent"], unit="%", peer=peer["missed_percent"],
                note=f"{result['missed']} of {result['cycles']} cycles, {result['lost']} commands lost, "
                     f"driver skipped {measured['driver_skipped_periods']} periods, "
                     f"{measured['unpaired_commands']} commands and {measured['unpaired_states']} "
@@ -90,13 +75,43 @@ def run(duration: float = 60.0) -> dict:
                quiet["controller_cpu_percent"], quiet["controller_cpu_percent"], unit="%",
                target="<= 25 %"),
         figure("controller CPU with a controller_state listener (% of one core)",
-               measured["controller_cpu_percent"], measured["controller_cpu_percent"], unit="%"),
+               measured["controller_cpu_percent"], measured["controller_cpu_percent"], unit="%",
+               peer=peer["controller_cpu_percent"]),
     ]
     rows[-2]["met"] = bool(quiet["controller_cpu_percent"] <= 25.0)
     for row, limit in ((rows[3], 0.5), (rows[5], 0.1)):  # p99 (ms), commands later than 1 ms (%)
         row["target"], row["met"] = f"<= {limit:g} {row['unit']}", bool(row["best"] <= limit)
+    rows[2]["note"] = ("peer (every latency and CPU row): benchmarks/echo.py, a node that answers "
+                       "each state with a fixed command and state and does nothing else, spun and "
+                       "driven the same way: rclpy, the executor and DDS alone on this machine")
     result["rows"] = rows
     return result
+
+
+@contextlib.contextmanager
+def _process(module, *args):
+    """``python -m module args`` for the duration of the block, then SIGINT (as Ctrl-C)."""
+    node = subprocess.Popen([sys.executable, "-m", module, *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        yield node
+    finally:
+        node.send_signal(signal.SIGINT)
+        try:
+            node.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            node.kill()
+
+
+def _latency(latency) -> dict:
+    """The figures of one run's latencies (ms per state, inf when no command answered it)."""
+    ok = latency[np.isfinite(latency)]
+    missed = int(np.sum(~(latency <= PERIOD_NS * 1e-6)))
+    return {"cycles": int(latency.size), "lost": int(np.sum(~np.isfinite(latency))),
+            "missed": missed, "missed_percent": 100.0 * missed / max(latency.size, 1),
+            "latency_ms": {"median": float(np.median(ok)) if ok.size else float("inf"),
+                           "p99": float(np.percentile(ok, 99)) if ok.size else float("inf"),
+                           "max": float(ok.max()) if ok.size else float("inf")}}
 
 
 def _drive(controller, duration, listen=True):
@@ -144,7 +159,7 @@ def _drive(controller, duration, listen=True):
         deadline = time.monotonic() + 60.0
         while publisher.get_subscription_count() == 0:
             if controller.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"controller did not start:\n{controller.stderr.read()}")
+                raise RuntimeError(f"{controller.args} did not start:\n{controller.stderr.read()}")
             executor.spin_once(timeout_sec=0.05)
         start = time.monotonic_ns()
         measure_from = start + int(WARMUP * 1e9)
