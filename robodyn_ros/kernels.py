@@ -39,12 +39,14 @@ _OPTIONS = dict(cache=True, error_model="numpy", fastmath=False, nogil=True)
 
 
 # argument types of ``Direct`` signatures: float64 vectors and matrices of any layout, the packed
-# read-only parameter arrays (a serial arm's rows, a Stewart platform's vector), an int, a bool
+# read-only parameter arrays (a serial arm's rows, a Stewart platform's vector), an index vector
+# (np.intp), an int, a bool
 VECTOR = numba.types.Array(numba.types.float64, 1, "A")
 MATRIX = numba.types.Array(numba.types.float64, 2, "A")
 C_MATRIX = numba.types.Array(numba.types.float64, 2, "C")  # one the caller allocated, C order
 PARAMETERS = numba.types.Array(numba.types.float64, 2, "C", readonly=True)
 PARAMETER_VECTOR = numba.types.Array(numba.types.float64, 1, "C", readonly=True)
+INDEX_VECTOR = numba.types.Array(numba.types.intp, 1, "A")
 INT = numba.types.int64
 BOOL = numba.types.boolean
 

@@ -12,11 +12,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from robodyn_ros.control import ControlLaw, JointTrajectory, load_law
+from robodyn_ros.control import ControlLaw, JointTrajectory, load_law, steps
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.loop import (ERROR, OK, WARN, Accepted, Command, ControlLoop, LawFailure,
                                       Rejection, Stale)
 from robodyn_ros.dynamics import RobotModel
+from robodyn_ros.kernels import interpreted
 from robodyn_ros.nodes.watchdog import WatchdogThread
 from robodyn_ros.reasons import CountedEvent, bounded
 from robodyn_ros.resources import find_share_file
@@ -51,8 +52,14 @@ class RaisingLaw(NanLaw):
         raise RuntimeError("plugin bug")
 
 
+class Float32Law(NanLaw):
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
+        return np.ones(self.dof, np.float32)
+
+
 def laws(name):
-    return {"nan_test": NanLaw, "raising_test": RaisingLaw}.get(name) or load_law(name)
+    return {"nan_test": NanLaw, "raising_test": RaisingLaw,
+            "float32_test": Float32Law}.get(name) or load_law(name)
 
 
 def make_loop(order=ORDER, timeout=0.1, log=None, max_trajectory_points=10_000,
@@ -141,6 +148,55 @@ def test_efforts_saturate_at_the_limits_in_message_order_and_are_counted():
     np.testing.assert_array_equal(np.abs(effort), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     assert loop.saturations.count == 1 and ORDER[0] in loop.saturations.last_reason
     assert loop.report()[0] == WARN
+
+
+def test_the_saturation_kernel_is_clip_then_reorder_and_refuses_nan_and_inf():
+    source = interpreted(steps)["saturate_into"]    # the same loop, run by the interpreter
+    rng = np.random.default_rng(5)
+    for n in (1, 6, 7):
+        index = rng.permutation(n)
+        limit = rng.uniform(0.5, 2.0, n)
+        limit[0] = np.inf                                 # a joint without a limit
+        tau = rng.normal(scale=2.0, size=n)
+        expected = np.clip(tau, -limit, limit)[index]
+        for run in (steps.SATURATE.call, source):
+            out = np.full(n, -7.0)
+            assert run(tau, limit, index, out) == np.count_nonzero(np.abs(tau) > limit)
+            np.testing.assert_array_equal(out, expected)
+            for bad in (np.nan, np.inf, -np.inf):
+                spoiled = tau.copy()
+                spoiled[-1] = bad
+                out = np.full(n, -7.0)
+                assert run(spoiled, limit, index, out) == -1 and np.all(out == -7.0)
+
+
+def test_taking_a_state_picks_the_chain_joints_and_flags_nan_and_inf():
+    source = interpreted(steps)["take_state"]
+    rng = np.random.default_rng(6)
+    position, velocity = rng.normal(size=(2, 9))      # a message with more joints than the chain
+    match = rng.permutation(9)[:6]
+    for run in (steps.TAKE_STATE.call, source):
+        q, qd = np.empty(6), np.empty(6)
+        assert run(position, velocity, match, q, qd)
+        np.testing.assert_array_equal(q, position[match])
+        np.testing.assert_array_equal(qd, velocity[match])
+        for values in (position, velocity):
+            for bad in (np.nan, np.inf):
+                spoiled = values.copy()
+                spoiled[match[3]] = bad
+                given = (spoiled, velocity) if values is position else (position, spoiled)
+                assert not run(*given, match, q, qd)
+        unread = position.copy()
+        unread[np.setdiff1d(np.arange(9), match)] = np.nan  # entries of other joints: not read
+        assert run(unread, velocity, match, q, qd)
+
+
+def test_a_law_computing_in_another_dtype_is_converted_not_refused():
+    loop, clock, steady = make_loop(control_law="float32_test")
+    state(loop)
+    command = loop.cycle()
+    assert isinstance(command, Command) and command.effort.dtype == np.float64
+    assert loop.law_failures == 0
 
 
 def test_per_joint_gains_in_message_order_reach_their_joints():

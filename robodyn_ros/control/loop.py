@@ -32,12 +32,15 @@ from ..reasons import CountedEvent, bounded
 from .joints import JointOrder
 from .law import ControlLaw, load_law
 from .laws import GravityCompensation
+from .steps import SATURATE, TAKE_STATE
+from .steps import warm_up as warm_up_steps
 from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler, limit_violation
 
 OK, WARN, ERROR = 0, 1, 2  # the levels of diagnostic_msgs/DiagnosticStatus
 ON_TIMEOUT = ("hold_gravity", "zero")
 #: Law parameters given per joint (or as a matrix) in `joints` order; laws take chain order.
 PER_JOINT = ("kp", "kd", "ki", "integral_limit")
+_FLOAT64 = np.dtype(np.float64)
 #: Settings of the loop itself (the rest of a configuration is the law's).
 LOOP_SETTINGS = ("control_law", "effort_limits", "on_timeout")
 
@@ -105,6 +108,13 @@ class _Window:
                 f"{label} max": peak * scale}
 
 
+def _vector(values) -> np.ndarray:
+    """``values`` as a float64 array (itself when it is one: a message's, read from its bytes)."""
+    if values.__class__ is np.ndarray and values.dtype is _FLOAT64:
+        return values
+    return np.asarray(values, dtype=np.float64)
+
+
 def _law_value(value):
     """A one-element list is one number for every joint."""
     return value[0] if isinstance(value, list) and len(value) == 1 else value
@@ -151,7 +161,7 @@ class ControlLoop:
         self._last_t: float | None = None
         self._timeout_effort = np.zeros(n)
         self._effort = np.empty(n)
-        self._limited = np.empty(n)
+        warm_up_steps()  # compiled at setup: loaded now, not in the first cycle
         self._window = _Window(steady())
         self._reported = (0, 0, 0)  # saturations, rejections, law failures at the last report
 
@@ -179,7 +189,7 @@ class ControlLoop:
         if change.law is not None:
             self._law = change.law
         if change.limit is not None:
-            self._limit, self._negative_limit = change.limit, -change.limit
+            self._limit = change.limit
         if hasattr(self, "q"):  # not during construction: no state to hold yet
             self._set_timeout_effort()
 
@@ -244,9 +254,8 @@ class ControlLoop:
             return self.reject(
                 f"joint state has {n} names, {len(position)} positions and {len(velocity)} "
                 "velocities (the controller needs a position and a velocity per name)")
-        q = np.asarray(position, dtype=float)[match]
-        qd = np.asarray(velocity, dtype=float)[match]
-        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+        q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: readers may keep them
+        if not TAKE_STATE.call(_vector(position), _vector(velocity), match, q, qd):
             return self.reject(f"joint state has NaN or inf: position {bounded(q)}, "
                                 f"velocity {bounded(qd)}")
         self.q, self.qd, self.stamp = q, qd, stamp
@@ -395,6 +404,13 @@ class ControlLoop:
             bad = self._unusable(tau)
         except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
             bad = f"raised {exc!r}"
+        if not bad:
+            if tau.dtype is not _FLOAT64:  # a law may compute in another type
+                tau = tau.astype(np.float64)
+            # checked for NaN and inf, saturated and put into joints order in one call
+            clamped = SATURATE.call(tau, self._limit, self.order.index, self._effort)
+            if clamped < 0:
+                bad = f"returned NaN or inf {bounded(tau)}"
         computed = time.perf_counter()
         if bad:
             self.law_failures += 1
@@ -404,7 +420,9 @@ class ControlLoop:
             self._set_timeout_effort()
             result = LawFailure(self.order.from_chain(self._timeout_effort), reason)
         else:
-            result = Command(self._saturate(tau))
+            if clamped:
+                self._count_saturation(tau)
+            result = Command(self._effort)
         w = self._window
         w.cycles += 1
         w.add("compute", computed - start)
@@ -414,22 +432,17 @@ class ControlLoop:
         return result
 
     def _unusable(self, tau) -> str:
+        """Why the law's result is no effort vector of this arm ('' when it is; NaN and inf are
+        found by SATURATE)."""
         if not isinstance(tau, np.ndarray):
             return f"returned a {type(tau).__name__}, not a numpy array"
         if tau.shape != (self.model.dof,):
             return f"returned shape {tau.shape} instead of {(self.model.dof,)}"
-        if not np.isfinite(tau).all():
-            return f"returned NaN or inf {bounded(tau)}"
         return ""
 
-    def _saturate(self, tau: np.ndarray) -> np.ndarray:
-        # two ufuncs: np.clip's wrapper costs more than both together on a few joints
-        limited = np.minimum(np.maximum(tau, self._negative_limit, out=self._limited), self._limit,
-                             out=self._limited)
-        if (limited != tau).any():
-            over = np.flatnonzero(self.order.from_chain(limited) != self.order.from_chain(tau))
-            self.saturations(f"joints {bounded([self.order.names[i] for i in over])}")
-        return self.order.from_chain(limited, out=self._effort)
+    def _count_saturation(self, tau: np.ndarray) -> None:
+        over = np.flatnonzero(self._effort != self.order.from_chain(tau))
+        self.saturations(f"joints {bounded([self.order.names[i] for i in over])}")
 
     def watchdog(self) -> Stale | None:
         """The safe command while the state is stale (no valid one for state_timeout), else

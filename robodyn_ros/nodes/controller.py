@@ -14,6 +14,7 @@ This node is an adapter: what it does with a state, a reference or a failing law
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import rclpy.logging
@@ -72,7 +73,10 @@ class ComputedTorqueController(ManagedNode):
                 self.trigger_activate()
 
     def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+        """The node's clock in seconds: ROS time, which is the system's unless /clock drives it
+        (use_sim_time); time.time() reads the same clock a microsecond faster than rclpy."""
+        clock = self.get_clock()
+        return clock.now().nanoseconds * 1e-9 if clock.ros_time_is_active else time.time()
 
     # ------------------------------------------------------------------ lifecycle
     def configure(self):
