@@ -55,15 +55,10 @@ def forward_dynamics(P, q, qd, tau, wrench, mode, qdd):
     """One state into ``qdd``, allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``)."""
     check_sizes(P, q, qd, tau)
     n = q.shape[0]
-    # the four workspaces as views of one allocation: on one state each allocation costs ~5 %
-    a = n * RNEA_COLUMNS
-    b = a + n * CRBA_COLUMNS
-    c = b + n * n
-    w = np.empty(c + n)
-    zero = w[c:]
-    zero[:] = 0.0
-    _forward_into(P, q, qd, tau, wrench, mode, w[:a].reshape((n, RNEA_COLUMNS)),
-                  w[a:b].reshape((n, CRBA_COLUMNS)), w[b:c].reshape((n, n)), zero, qdd)
+    # four allocations, not views of one: the compiler then knows they cannot overlap (one
+    # allocation cut into views made a call 1.89 instead of 1.33 us)
+    _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, RNEA_COLUMNS)),
+                  np.empty((n, CRBA_COLUMNS)), np.empty((n, n)), np.zeros(n), qdd)
 
 
 @kernel
