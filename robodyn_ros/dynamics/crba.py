@@ -5,7 +5,7 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 import numpy as np
 
 from ..kernels import inner_kernel, kernel
-from .joint_frames import place_joint, rotate, to_parent
+from .joint_frames import inertia, place_joint, rotate, to_parent
 from .layout import (ARMATURE, COMPOSITE_FIRST_MOMENT, COMPOSITE_INERTIA, COMPOSITE_MASS, CRBA_COLUMNS,
                      FIRST_MOMENT, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC)
 from .newton_euler import check_sizes
@@ -36,12 +36,7 @@ def crba_into(P, q, ws, M):
         hx, hy, hz = rotate(ws, i, ws[i, COMPOSITE_FIRST_MOMENT], ws[i, COMPOSITE_FIRST_MOMENT + 1],
                             ws[i, COMPOSITE_FIRST_MOMENT + 2])
         # R I R^T, with I symmetric
-        Ixx = ws[i, COMPOSITE_INERTIA]
-        Iyy = ws[i, COMPOSITE_INERTIA + 1]
-        Izz = ws[i, COMPOSITE_INERTIA + 2]
-        Ixy = ws[i, COMPOSITE_INERTIA + 3]
-        Iyz = ws[i, COMPOSITE_INERTIA + 4]
-        Ixz = ws[i, COMPOSITE_INERTIA + 5]
+        Ixx, Iyy, Izz, Ixy, Iyz, Ixz = inertia(ws, i, COMPOSITE_INERTIA)
         # B = R I (rows of R times I)
         B00 = ws[i, 0] * Ixx + ws[i, 1] * Ixy + ws[i, 2] * Ixz
         B01 = ws[i, 0] * Ixy + ws[i, 1] * Iyy + ws[i, 2] * Iyz

@@ -64,3 +64,9 @@ def to_parent(W, i, f0, f1, f2, n0, n1, n2):
             m0 + (W[i, 10] * g2 - W[i, 11] * g1),
             m1 + (W[i, 11] * g0 - W[i, 9] * g2),
             m2 + (W[i, 9] * g1 - W[i, 10] * g0))
+
+
+@inline
+def inertia(A, i, c):
+    """The inertia stored as xx yy zz xy yz xz from column c of row i of A."""
+    return A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5]

@@ -13,7 +13,7 @@ COM shift in both recursions.
 import numpy as np
 
 from ..kernels import inner_kernel, kernel
-from .joint_frames import place_joint, to_parent
+from .joint_frames import inertia, place_joint, to_parent
 from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
                      JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)
 
@@ -98,12 +98,7 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
         h0 = P[i, FIRST_MOMENT]
         h1 = P[i, FIRST_MOMENT + 1]
         h2 = P[i, FIRST_MOMENT + 2]
-        Ixx = P[i, INERTIA_AT_ORIGIN]
-        Iyy = P[i, INERTIA_AT_ORIGIN + 1]
-        Izz = P[i, INERTIA_AT_ORIGIN + 2]
-        Ixy = P[i, INERTIA_AT_ORIGIN + 3]
-        Iyz = P[i, INERTIA_AT_ORIGIN + 4]
-        Ixz = P[i, INERTIA_AT_ORIGIN + 5]
+        Ixx, Iyy, Izz, Ixy, Iyz, Ixz = inertia(P, i, INERTIA_AT_ORIGIN)
         wh0 = w1 * h2 - w2 * h1
         wh1 = w2 * h0 - w0 * h2
         wh2 = w0 * h1 - w1 * h0
