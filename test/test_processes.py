@@ -30,11 +30,13 @@ NODES = {  # module: (arguments, a line its log prints once it runs)
 
 
 def start(module, args):
+    # PYTHONFAULTHANDLER: a node that does not exit is sent SIGABRT, and prints where it hangs
     return subprocess.Popen(
         [sys.executable, "-m", f"robodyn_ros.nodes.{module}", "--ros-args",
          "-r", "__ns:=/sigint", *args],
-        cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, start_new_session=True)  # its own process group, as launch gives it
+        cwd=ROOT, env={**os.environ, "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)  # its own process group, as launch gives it
 
 
 def wait_for_line(proc, text, timeout=60.0):
@@ -60,10 +62,16 @@ def interrupt_twice(proc, timeout=20.0):
     os.killpg(proc.pid, signal.SIGINT)
     try:
         proc.wait(timeout=timeout)
-    finally:
-        if proc.poll() is None:
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # every thread's stack into the output
+        try:
+            proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        os.set_blocking(proc.stdout.fileno(), True)
+        raise AssertionError(f"still running {timeout} s after two SIGINTs; its output and "
+                             f"stacks:\n{proc.stdout.read()[-6000:]}") from None
     os.set_blocking(proc.stdout.fileno(), True)
     return proc.stdout.read()
 
