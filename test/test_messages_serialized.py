@@ -147,6 +147,16 @@ def test_the_serialized_joint_state_deserializes_to_what_was_written(names):
         np.testing.assert_array_equal(msg.velocity, velocity)
 
 
+def test_a_serialized_joint_state_with_efforts_deserializes_to_all_three():
+    names = [f"joint_{i}" for i in range(1, 7)]
+    state = SerializedJointState(names, JointState, effort=True)
+    values = np.arange(18.0).reshape(3, 6) - 7.5
+    state.position[:], state.velocity[:], state.effort[:] = values
+    msg = deserialize_message(state.write(3, 4), JointState)
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (3, 4) and list(msg.name) == names
+    np.testing.assert_array_equal([msg.position, msg.velocity, msg.effort], values)
+
+
 @pytest.mark.parametrize("n", [1, 6, 7])
 def test_the_serialized_controller_state_deserializes_to_the_cycle_it_reports(n):
     rng = np.random.default_rng(n)

@@ -266,16 +266,20 @@ def write_stamp(raw: bytearray, sec: int, nanosec: int) -> None:
 
 
 class SerializedJointState:
-    """A sensor_msgs/JointState of fixed ``names`` with a position and a velocity per joint (no
-    effort), kept serialized: write ``position``, ``velocity``, then ``write(sec, nanosec)``
-    returns the bytes to publish (converting a message object costs ~20 us)."""
+    """A sensor_msgs/JointState of fixed ``names`` with a position and a velocity per joint, and
+    an effort with ``effort=True`` (else none), kept serialized: write ``position``,
+    ``velocity`` (and ``effort``), then ``write(sec, nanosec)`` returns the bytes to publish,
+    the same bytes rclpy serializes from the message (filling and converting one took 6.3 us, the
+    bytes written in place 3.0 us)."""
 
-    def __init__(self, names, message_type):
+    def __init__(self, names, message_type, effort=False):
         n = len(names)
-        markers = [1e6 + np.arange(n) + 0.5, 2e6 + np.arange(n) + 0.5]
-        self._raw = bytearray(serialize_message(message_type(
-            name=list(names), position=markers[0].tolist(), velocity=markers[1].tolist())))
-        self.position, self.velocity = located(self._raw, markers)
+        markers = [(k + 1) * 1e6 + np.arange(n) + 0.5 for k in range(3 if effort else 2)]
+        fields = dict(zip(("position", "velocity", "effort"), (m.tolist() for m in markers)))
+        self._raw = bytearray(serialize_message(message_type(name=list(names), **fields)))
+        views = located(self._raw, markers)
+        self.position, self.velocity = views[:2]
+        self.effort = views[2] if effort else None
 
     def write(self, sec: int, nanosec: int) -> bytes:
         write_stamp(self._raw, sec, nanosec)

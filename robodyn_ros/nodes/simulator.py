@@ -22,7 +22,6 @@ state, a singular mass matrix) is never published: the state is held and the fai
 """
 from __future__ import annotations
 
-import array
 import time
 
 import numpy as np
@@ -43,6 +42,7 @@ from .lifecycle import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
                      Parameters, steady_clock)
 from .description import load_model, robot_description_source, when_described
+from .messages import SerializedJointState
 
 
 def schema():
@@ -120,7 +120,8 @@ class ArmSimulator(Node):
         # at the last /diagnostics report: wall time, simulated time, rejections, failures, clamps
         self._at_report = (time.monotonic(), 0, 0, 0, 0)
 
-        self._state = JointState(name=self.joints)
+        # kept serialized and written in place: 3.0 us a state instead of 6.3 through a message
+        self._state = SerializedJointState(self.joints, JointState, effort=True)
         self._clock_msg = Clock()
         self._state_pub = self.create_publisher(JointState, "joint_states", 10)
         self._clock_pub = self.create_publisher(Clock, "/clock", 10)
@@ -225,19 +226,17 @@ class ArmSimulator(Node):
 
     def _publish(self):
         sec, nanosec = divmod(self.time_ns, 1_000_000_000)
-        self._clock_msg.clock.sec = self._state.header.stamp.sec = sec
-        self._clock_msg.clock.nanosec = self._state.header.stamp.nanosec = nanosec
+        self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, nanosec
         self._clock_pub.publish(self._clock_msg)
         q, qd = self.q, self.qd
         if self._noise.any():
             q = q + self._rng.normal(0.0, self._noise[0], q.size)
             qd = qd + self._rng.normal(0.0, self._noise[1], qd.size)
-        o = self._order
-        s = self._state
-        s.position = array.array("d", q[o].tobytes())
-        s.velocity = array.array("d", qd[o].tobytes())
-        s.effort = array.array("d", self.engine.applied(self._tau)[o].tobytes())
-        self._state_pub.publish(s)
+        o, s = self._order, self._state
+        np.take(q, o, out=s.position)
+        np.take(qd, o, out=s.velocity)
+        np.take(self.engine.applied(self._tau), o, out=s.effort)
+        self._state_pub.publish(s.write(sec, nanosec))
 
 
 def main(args=None):
