@@ -152,9 +152,11 @@ def test_a_serialized_joint_state_with_efforts_deserializes_to_all_three():
     state = SerializedJointState(names, JointState, effort=True)
     values = np.arange(18.0).reshape(3, 6) - 7.5
     state.position[:], state.velocity[:], state.effort[:] = values
-    msg = deserialize_message(state.write(3, 4), JointState)
+    raw = state.write(3, 4)
+    msg = deserialize_message(raw, JointState)
     assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (3, 4) and list(msg.name) == names
     np.testing.assert_array_equal([msg.position, msg.velocity, msg.effort], values)
+    assert raw == serialize_message(msg)   # rclpy's own bytes for the same message
 
 
 @pytest.mark.parametrize("n", [1, 6, 7])
