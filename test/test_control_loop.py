@@ -170,6 +170,16 @@ def test_the_saturation_kernel_is_clip_then_reorder_and_refuses_nan_and_inf():
                 assert run(spoiled, limit, index, out) == -1 and np.all(out == -7.0)
 
 
+def test_a_state_of_other_shapes_is_refused_before_it_is_read():
+    loop, clock, steady = make_loop()
+    for position, velocity in ((np.zeros((6, 2)), np.zeros(6)), (np.zeros(6), np.zeros(5)),
+                               (np.zeros(7), np.zeros(7)), ([[0.0] * 6], np.zeros(6))):
+        result = loop.set_state(CHAIN, position, velocity)
+        assert isinstance(result, Rejection) and "a position and a velocity per name" in result.reason
+    assert loop.received is None                          # nothing was taken
+    assert loop.set_state(CHAIN, list(Q0), (0.0,) * 6) == Accepted()   # lists and tuples are
+
+
 def test_taking_a_state_picks_the_chain_joints_and_flags_nan_and_inf():
     source = interpreted(steps)["take_state"]
     rng = np.random.default_rng(6)

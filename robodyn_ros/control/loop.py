@@ -115,6 +115,10 @@ def _vector(values) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def _count(values: np.ndarray) -> str:
+    return str(values.size) if values.ndim == 1 else f"{values.size} (shape {values.shape})"
+
+
 def _law_value(value):
     """A one-element list is one number for every joint."""
     return value[0] if isinstance(value, list) and len(value) == 1 else value
@@ -250,12 +254,14 @@ class ControlLoop:
         if isinstance(match, Rejection):
             return self.reject(match.reason)
         n = len(names)
-        if len(position) != n or len(velocity) != n:
+        position, velocity = _vector(position), _vector(velocity)
+        if position.shape != (n,) or velocity.shape != (n,):  # TAKE_STATE reads by match
             return self.reject(
-                f"joint state has {n} names, {len(position)} positions and {len(velocity)} "
-                "velocities (the controller needs a position and a velocity per name)")
+                f"joint state has {n} names, {_count(position)} positions and "
+                f"{_count(velocity)} velocities (the controller needs a position and a velocity "
+                "per name)")
         q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: readers may keep them
-        if not TAKE_STATE.call(_vector(position), _vector(velocity), match, q, qd):
+        if not TAKE_STATE.call(position, velocity, match, q, qd):
             return self.reject(f"joint state has NaN or inf: position {bounded(q)}, "
                                 f"velocity {bounded(qd)}")
         self.q, self.qd, self.stamp = q, qd, stamp
