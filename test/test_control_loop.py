@@ -57,9 +57,14 @@ class Float32Law(NanLaw):
         return np.ones(self.dof, np.float32)
 
 
+class StringLaw(NanLaw):
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
+        return np.array(["effort"] * self.dof)
+
+
 def laws(name):
-    return {"nan_test": NanLaw, "raising_test": RaisingLaw,
-            "float32_test": Float32Law}.get(name) or load_law(name)
+    return {"nan_test": NanLaw, "raising_test": RaisingLaw, "float32_test": Float32Law,
+            "string_test": StringLaw}.get(name) or load_law(name)
 
 
 def make_loop(order=ORDER, timeout=0.1, log=None, max_trajectory_points=10_000,
@@ -207,6 +212,9 @@ def test_a_law_computing_in_another_dtype_is_converted_not_refused():
     command = loop.cycle()
     assert isinstance(command, Command) and command.effort.dtype == np.float64
     assert loop.law_failures == 0
+    loop, clock, steady = make_loop(control_law="string_test")   # no number: a law failure
+    state(loop)
+    assert isinstance(loop.cycle(), LawFailure) and loop.law_failures == 1
 
 
 def test_per_joint_gains_in_message_order_reach_their_joints():

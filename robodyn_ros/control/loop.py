@@ -408,11 +408,11 @@ class ControlLoop:
         try:
             tau = law.compute(self.q, self.qd, *reference, dt)
             bad = self._unusable(tau)
+            if not bad and tau.dtype is not _FLOAT64:  # a law may compute in another type
+                tau = tau.astype(np.float64)
         except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
             bad = f"raised {exc!r}"
         if not bad:
-            if tau.dtype is not _FLOAT64:  # a law may compute in another type
-                tau = tau.astype(np.float64)
             # checked for NaN and inf, saturated and put into joints order in one call
             clamped = SATURATE.call(tau, self._limit, self.order.index, self._effort)
             if clamped < 0:
