@@ -31,16 +31,15 @@ controller uses) or ``mujoco`` (MuJoCo on the same URDF, a rigid-body engine nob
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.processes import NodeProcesses, param_list, plot_errors, record, spin_until
+from robodyn_ros.processes import (NodeProcesses, param_list, plot_errors, record, run_all,
+                                   spin_until, write_outputs)
 from robodyn_ros.sim import ENGINES
 
 BOUND = 4.26e-4  # rad: one step of a 12-bit A/D converter (004 §5)
@@ -108,31 +107,15 @@ def main(argv=None) -> int:
     from robodyn_ros.dynamics import warm_up
     warm_up()
     started = time.monotonic()
-    results = []
-    with tempfile.TemporaryDirectory(prefix="robodyn_demo_") as logs:
-        import rclpy
-        rclpy.init()
-        try:
-            for rate, payload in runs:
-                results.append(run_once(urdf, rate, payload, args.duration, Path(logs),
-                                        engine=args.engine))
-        finally:
-            rclpy.try_shutdown()
+    results = run_all("robodyn_demo_", runs, lambda logs, rate, payload: run_once(
+        urdf, rate, payload, args.duration, logs, engine=args.engine))
     wall = time.monotonic() - started
     print_table(results)
     print(f"wall time {wall:.1f} s")
-    if args.plot:
-        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
-        plot(results, args.plot)
-        print(f"plot: {args.plot}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"bound_rad": BOUND, "engine": args.engine, "kp": KP, "kv": KV,
-             "start_deg": Q_START, "goal_deg": Q_GOAL,
-             "duration_s": args.duration, "wall_time_s": wall,
-             "runs": [{k: v for k, v in r.items() if k not in ("t", "error")} for r in results]},
-            indent=2))
-        print(f"results: {args.json}")
+    write_outputs(args.plot, args.json, results, plot, {
+        "bound_rad": BOUND, "engine": args.engine, "kp": KP, "kv": KV,
+        "start_deg": Q_START, "goal_deg": Q_GOAL, "duration_s": args.duration, "wall_time_s": wall,
+        "runs": [{k: v for k, v in r.items() if k not in ("t", "error")} for r in results]})
     nominal_ok = all(r["below_bound"] for r in results if r["payload_kg"] == 0.0)
     return 0 if nominal_ok else 1
 

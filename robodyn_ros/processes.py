@@ -1,12 +1,14 @@
 """Nodes in processes of their own, started without the launch system (``python -m`` of each node
 module, so each has its own interpreter and GIL and every message crosses DDS on loopback), each
 with its output in a log file; used by ``robodyn-ros demo`` (the arm and the Stewart platform) and
-``robodyn-ros fuzz``; and the demos' error plot."""
+``robodyn-ros fuzz``; and what the demos share: their runs, their outputs, their error plot."""
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -118,3 +120,26 @@ def plot_errors(path, results, panels, title, xlabel, symlog=None):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def run_all(prefix: str, runs, run_one) -> list:
+    """``run_one(logs, *run)`` for each of ``runs`` in turn, rclpy initialised for them all and
+    the nodes' logs in one temporary folder; the list of what each returned."""
+    import rclpy
+    with tempfile.TemporaryDirectory(prefix=prefix) as logs:
+        rclpy.init()
+        try:
+            return [run_one(Path(logs), *run) for run in runs]
+        finally:
+            rclpy.try_shutdown()
+
+
+def write_outputs(plot_path, json_path, results, plot, summary) -> None:
+    """A demo's optional outputs: ``plot(results, plot_path)`` and ``summary`` as JSON."""
+    if plot_path:
+        Path(plot_path).parent.mkdir(parents=True, exist_ok=True)
+        plot(results, plot_path)
+        print(f"plot: {plot_path}")
+    if json_path:
+        Path(json_path).write_text(json.dumps(summary, indent=2))
+        print(f"results: {json_path}")

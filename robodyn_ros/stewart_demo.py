@@ -20,16 +20,15 @@ exact universal joints, ``--noise`` one with noisy leg sensors.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.processes import NodeProcesses, param_list, plot_errors, record, spin_until
+from robodyn_ros.processes import (NodeProcesses, param_list, plot_errors, record, run_all,
+                                   spin_until, write_outputs)
 
 AXES = ("x", "y", "z", "rx", "ry", "rz")
 UNITS = ("m", "m", "m", "rad", "rad", "rad")
@@ -107,30 +106,14 @@ def main(argv=None) -> int:
           f"{os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']})")
     knots = path_i()
     started = time.monotonic()
-    results = []
-    with tempfile.TemporaryDirectory(prefix="robodyn_stewart_demo_") as logs:
-        import rclpy
-        rclpy.init()
-        try:
-            for label, simulator in runs:
-                results.append(run_once(label, platform_file, args.rate, knots, simulator,
-                                        args.until, bound, Path(logs)))
-        finally:
-            rclpy.try_shutdown()
+    results = run_all("robodyn_stewart_demo_", runs, lambda logs, label, simulator: run_once(
+        label, platform_file, args.rate, knots, simulator, args.until, bound, logs))
     print_table(results, bound, args.rate)
     print(f"wall time {time.monotonic() - started:.1f} s")
-    if args.plot:
-        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
-        plot(results, args.plot)
-        print(f"plot: {args.plot}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"bound": dict(zip(AXES, bound.tolist())), "margin": MARGIN, "kp": KP, "kv": KV,
-             "rate_hz": args.rate,
-             "runs": [{k: v for k, v in r.items() if k not in ("t", "error", "bound")}
-                      for r in results]},
-            indent=2))
-        print(f"results: {args.json}")
+    write_outputs(args.plot, args.json, results, plot, {
+        "bound": dict(zip(AXES, bound.tolist())), "margin": MARGIN, "kp": KP, "kv": KV,
+        "rate_hz": args.rate,
+        "runs": [{k: v for k, v in r.items() if k not in ("t", "error", "bound")} for r in results]})
     return 0 if results[0]["below_bound"] else 1
 
 
