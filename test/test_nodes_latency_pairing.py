@@ -6,6 +6,8 @@ import numpy as np
 
 from robodyn_ros.benchmarks import latency
 from robodyn_ros.benchmarks.latency import _pair
+from robodyn_ros.nodes.controller import NAME
+from robodyn_ros.processes import NodeProcesses
 
 
 def _command(k):
@@ -28,10 +30,11 @@ def test_identical_commands_pair_in_arrival_order():
     assert _pair(answered, outputs) == ({1: 10, 2: 11}, 1, 0)
 
 
-def test_the_driver_pairs_the_answers_of_the_echo_peer_over_dds():
-    with latency._process("robodyn_ros.benchmarks.echo") as echo:
+def test_the_driver_pairs_the_answers_of_the_echo_peer_over_dds(tmp_path):
+    with NodeProcesses(tmp_path) as echo:
+        echo.start(NAME, "robodyn_ros.benchmarks.echo", {})
         run = latency._drive(echo, 1.0)
-    assert echo.returncode == 0                     # SIGINT, as Ctrl-C: a clean exit
+    assert echo.exit_codes == {NAME: 0}             # SIGINT, as Ctrl-C: a clean exit
     answered = np.isfinite(run["latency_ms"])
     assert run["latency_ms"].size > 500             # a state every millisecond for 1 s
     assert answered.mean() > 0.5                    # most pairs found (none are timed here)

@@ -22,15 +22,14 @@ figures are what rclpy, the executor and DDS cost on this machine before any con
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
-import signal
-import subprocess
-import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+from ..processes import NodeProcesses
 
 PERIOD_NS = 1_000_000  # 1 kHz
 WARMUP = 2.0  # s of traffic before measuring (discovery, first-call compilation)
@@ -42,19 +41,22 @@ def run(duration: float = 60.0) -> dict:
     os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
     from robodyn_ros.benchmarks import control
     from robodyn_ros.benchmarks.timing import figure
+    from robodyn_ros.nodes.controller import NAME
     from robodyn_ros.resources import find_share_file
 
     law = control.run()["rows"][0]
     urdf = find_share_file("urdf/puma560.urdf")
-    with _process("robodyn_ros.nodes.controller", "--ros-args", "-p", f"urdf_file:={urdf}",
-                  "-p", "rate:=0.0", "-p", "state_timeout:=0.5", "-p", "friction:=false",
-                  "--log-level", "warn") as controller:
-        # first without a listener of the controller state (the CPU a robot pays), then with
-        # one: the latency needs it to pair each command with its state
-        quiet = _drive(controller, max(duration / 2, 5.0), listen=False)
-        measured = _drive(controller, duration)
-    with _process("robodyn_ros.benchmarks.echo") as echo:
-        floor = _drive(echo, duration)
+    params = {"urdf_file": urdf, "rate": 0.0, "state_timeout": 0.5, "friction": "false"}
+    with tempfile.TemporaryDirectory(prefix="robodyn_latency_") as logs:
+        with NodeProcesses(Path(logs)) as controller:
+            controller.start(NAME, "robodyn_ros.nodes.controller", params)
+            # first without a listener of the controller state (the CPU a robot pays), then with
+            # one: the latency needs it to pair each command with its state
+            quiet = _drive(controller, max(duration / 2, 5.0), listen=False)
+            measured = _drive(controller, duration)
+        with NodeProcesses(Path(logs)) as echo:
+            echo.start(NAME, "robodyn_ros.benchmarks.echo", {})
+            floor = _drive(echo, duration)
     result = {"robot": "PUMA 560", "duration_s": duration, **_latency(measured.pop("latency_ms")),
               **measured, "peer": {**_latency(floor.pop("latency_ms")), **floor}}
     peer = result["peer"]
@@ -88,21 +90,6 @@ def run(duration: float = 60.0) -> dict:
     return result
 
 
-@contextlib.contextmanager
-def _process(module, *args):
-    """``python -m module args`` for the duration of the block, then SIGINT (as Ctrl-C)."""
-    node = subprocess.Popen([sys.executable, "-m", module, *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        yield node
-    finally:
-        node.send_signal(signal.SIGINT)
-        try:
-            node.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            node.kill()
-
-
 def _latency(latency) -> dict:
     """The figures of one run's latencies (ms per state, inf when no command answered it)."""
     ok = latency[np.isfinite(latency)]
@@ -114,7 +101,9 @@ def _latency(latency) -> dict:
                            "max": float(ok.max()) if ok.size else float("inf")}}
 
 
-def _drive(controller, duration, listen=True):
+def _drive(procs: NodeProcesses, duration, listen=True):
+    """Drive the one node ``procs`` runs (the controller or its peer) for ``duration`` s."""
+    (name, pid), = procs.pids.items()
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.experimental import EventsExecutor
@@ -158,8 +147,10 @@ def _drive(controller, duration, listen=True):
     try:
         deadline = time.monotonic() + 60.0
         while publisher.get_subscription_count() == 0:
-            if controller.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{controller.args} did not start:\n{controller.stderr.read()}")
+            procs.check()  # raises with the node's log when it has ended
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not subscribe to /joint_states in 60 s:\n"
+                                   f"{procs.log(name).read_text()}")
             executor.spin_once(timeout_sec=0.05)
         start = time.monotonic_ns()
         measure_from = start + int(WARMUP * 1e9)
@@ -175,7 +166,7 @@ def _drive(controller, duration, listen=True):
             if now >= end:
                 break
             if cpu_start is None and now >= measure_from:
-                cpu_start, wall_start = _cpu_seconds(controller.pid), time.monotonic()
+                cpu_start, wall_start = _cpu_seconds(pid), time.monotonic()
                 first_measured = len(sent)
             # a slowly varying state, stamped on the wall clock the controller's node uses
             stamp = time.time_ns()
@@ -186,7 +177,7 @@ def _drive(controller, duration, listen=True):
             if time.monotonic_ns() > next_send + PERIOD_NS:  # the driver itself fell behind
                 skipped += (time.monotonic_ns() - next_send) // PERIOD_NS
                 next_send = time.monotonic_ns()
-        cpu = _cpu_seconds(controller.pid) - cpu_start
+        cpu = _cpu_seconds(pid) - cpu_start
         wall = time.monotonic() - wall_start
         grace = time.monotonic() + 0.5  # let the last answers arrive
         while time.monotonic() < grace:
