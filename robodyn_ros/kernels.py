@@ -55,8 +55,9 @@ class Direct:
     """A kernel's machine code for one signature, called as ``direct.call(...)`` without numba's
     dispatch: on every call the dispatcher types each argument and looks up the version compiled
     for those types, some 0.15 us of a 1 us single-state call. The machine code does not check
-    its arguments: the caller passes exactly ``signature``'s types (NumPy float64 arrays of the
-    declared dimensions, in any layout; Python ints), as an API's checked fast path does.
+    its arguments: the caller passes exactly ``signature``'s types (NumPy arrays of the declared
+    dtype and dimensions, in any layout; Python ints and bools), as an API's checked fast path
+    does: another rank would be read as the wrong shape.
     Compiled (or loaded from numba's cache) on the first call."""
     __slots__ = ("call", "_kernel", "_signature")
 

@@ -13,7 +13,7 @@ import numpy as np
 from rclpy.serialization import serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .messages import JointTrajectoryControllerState, located, write_stamp
+from .messages import JointTrajectoryControllerState, located, markers, write_stamp
 
 TOPIC = "~/state" if JointTrajectoryControllerState is None else "~/controller_state"
 
@@ -35,18 +35,17 @@ class SerializedState:
     cost ~70 us)."""
 
     def __init__(self, joints):
-        n = len(joints)
         points = [JointTrajectoryPoint() for _ in range(4)]
         if JointTrajectoryControllerState is None:
             msg = JointTrajectory(joint_names=list(joints), points=points)
         else:
             msg = JointTrajectoryControllerState(joint_names=list(joints))
             points = [msg.reference, msg.feedback, msg.error, msg.output]
-        markers = [1e6 * (k + 1) + np.arange(n) + 0.5 for k in range(len(_FIELDS))]
-        for (point, field), values in zip(_FIELDS, markers):
-            setattr(points[point], field, array.array("d", values))
+        values = markers(len(_FIELDS), len(joints))
+        for (point, field), v in zip(_FIELDS, values):
+            setattr(points[point], field, array.array("d", v))
         self._raw = bytearray(serialize_message(msg))
-        self._fields = located(self._raw, markers)
+        self._fields = located(self._raw, values)
 
     def write(self, stamp, reference, q, qd, effort, index) -> bytes:
         """The message for (sec, nanosec) ``stamp``; the chain-order arrays are taken at

@@ -10,7 +10,7 @@ import struct
 from typing import NamedTuple
 
 import numpy as np
-from rclpy.serialization import serialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 
 from ..control import JointTrajectory, TrajectoryError
 from .common import stamp_seconds
@@ -193,7 +193,6 @@ class JointStateReader:
 
     def read(self, raw: bytes) -> tuple[Time, list[str], np.ndarray, np.ndarray]:
         if raw[1:2] != b"\x01":
-            from rclpy.serialization import deserialize_message
             msg = deserialize_message(raw, self._type)
             return Time(msg.header.stamp.sec, msg.header.stamp.nanosec), msg.name, \
                 np.asarray(msg.position, dtype=float), np.asarray(msg.velocity, dtype=float)
@@ -245,6 +244,11 @@ def _doubles(body, u32, pos) -> tuple[np.ndarray, int]:
     return np.frombuffer(body, "<f8", n, pos), pos + 8 * n
 
 
+def markers(fields: int, n: int) -> list[np.ndarray]:
+    """``fields`` arrays of ``n`` values, every value distinct, for a template's fields (located)."""
+    return [(k + 1) * 1e6 + np.arange(n) + 0.5 for k in range(fields)]
+
+
 def located(raw: bytearray, markers) -> list[np.ndarray]:
     """Views into the serialized message ``raw`` (in its byte order) of the float64 arrays that
     were given the distinct ``markers`` values before serializing: writing a view writes the
@@ -273,11 +277,10 @@ class SerializedJointState:
     bytes written in place 3.0 us)."""
 
     def __init__(self, names, message_type, effort=False):
-        n = len(names)
-        markers = [(k + 1) * 1e6 + np.arange(n) + 0.5 for k in range(3 if effort else 2)]
-        fields = dict(zip(("position", "velocity", "effort"), (m.tolist() for m in markers)))
+        values = markers(3 if effort else 2, len(names))
+        fields = dict(zip(("position", "velocity", "effort"), (v.tolist() for v in values)))
         self._raw = bytearray(serialize_message(message_type(name=list(names), **fields)))
-        views = located(self._raw, markers)
+        views = located(self._raw, values)
         self.position, self.velocity = views[:2]
         self.effort = views[2] if effort else None
 

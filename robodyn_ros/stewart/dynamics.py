@@ -140,7 +140,8 @@ def inverse_dynamics(sp, position, rotation_matrix, linear_velocity, angular_vel
 
     # each core's share of the rows is written straight into out (no block of its own to copy:
     # allocating, first touching and copying those cost a third of a 2-core batch)
-    by_rows(lambda a, b: solve(sp.packed, poses, out=out, cond=cond, start=a, stop=b), n)
+    by_rows(lambda start, stop: solve(sp.packed, poses, out=out, cond=cond, start=start,
+                                      stop=stop), n)
     constraint = None
     if constraint_forces:
         vec = np.empty((6, n, 6, 3))
