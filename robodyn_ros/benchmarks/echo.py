@@ -5,8 +5,6 @@ rclpy, the executor and DDS alone cost on this machine: the floor under the cont
 
     python -m robodyn_ros.benchmarks.echo
 """
-import struct
-
 import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -15,7 +13,7 @@ from std_msgs.msg import Float64MultiArray
 from ..nodes.controller import NAME
 from ..nodes.controller_state import TOPIC, ControllerStatePublisher, SerializedState
 from ..nodes.lifecycle import spin
-from ..nodes.messages import SerializedFloat64MultiArray
+from ..nodes.messages import SerializedFloat64MultiArray, read_stamp
 
 COMMAND_TOPIC = "/effort_controller/commands"   # the controller's default command_topic
 JOINTS = [f"joint_{i}" for i in range(1, 7)]    # the driver's
@@ -34,7 +32,7 @@ class Echo(Node):
         self.create_subscription(JointState, "joint_states", self._answer, 10, raw=True)
 
     def _answer(self, raw: bytes):
-        stamp = struct.unpack_from("<iI" if raw[1] == 1 else ">iI", raw, 4)  # header.stamp
+        stamp = read_stamp(raw)
         self._command_pub.publish(bytes(self._command))
         zero = self._zero
         self._state_pub.publish(self._state.write(stamp, (zero, zero, zero), zero, zero,

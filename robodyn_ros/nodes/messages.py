@@ -45,16 +45,15 @@ def trajectory_from_message(msg) -> tuple[JointTrajectory, float]:
 
 
 def _reader(raw: bytes):
-    """The CDR body of a serialized message, its byte order for struct, and a function reading a
-    uint32 at an offset (aligned to 4 bytes from the start of the body, as CDR does): (value,
-    offset after it)."""
+    """The CDR body of a serialized message and a function reading a uint32 at an offset (aligned
+    to 4 bytes from the start of the body, as CDR does): (value, offset after it)."""
     order = "<" if raw[1:2] == b"\x01" else ">"  # encapsulation 0x0001: little-endian CDR
     body = memoryview(raw)[4:]
 
     def u32(pos):
         pos = (pos + 3) & ~3
         return struct.unpack_from(order + "I", body, pos)[0], pos + 4
-    return body, order, u32
+    return body, u32
 
 
 def _after_header(u32) -> tuple[int, int]:
@@ -67,11 +66,10 @@ def _after_header(u32) -> tuple[int, int]:
 def _header_and_names(raw: bytes):
     """(body, u32, (stamp sec, nanosec), joint_names, offset of the points' count) of a
     serialized trajectory_msgs/JointTrajectory."""
-    body, order, u32 = _reader(raw)
+    body, u32 = _reader(raw)
     count, pos = _after_header(u32)
     names, pos = _strings(body, u32, pos, count)
-    stamp = struct.unpack_from(order + "iI", body, 0)
-    return body, u32, stamp, names, pos
+    return body, u32, read_stamp(raw), names, pos
 
 
 def trajectory_sizes(raw: bytes) -> tuple[int, int]:
@@ -80,7 +78,7 @@ def trajectory_sizes(raw: bytes) -> tuple[int, int]:
     Python objects takes the subscriber over a second, too long to spend on a trajectory it will
     refuse for its size. ValueError when the bytes end early."""
     try:
-        body, _, u32 = _reader(raw)
+        body, u32 = _reader(raw)
         names, pos = _after_header(u32)
         return names, u32(_strings_end(u32, pos, names))[0]
     except struct.error as exc:
@@ -113,7 +111,7 @@ def trajectory_from_serialized(raw: bytes, message_type) -> tuple[JointTrajector
     trajectory = JointTrajectory(names, sec + 1e-9 * nanosec, fields[0],
                                  fields[1] if fields[1].shape[1] else None,
                                  fields[2] if fields[2].shape[1] else None)
-    return trajectory, stamp_seconds(Time(*stamp), "header.stamp")
+    return trajectory, stamp_seconds(stamp, "header.stamp")
 
 
 class Time(NamedTuple):
@@ -197,8 +195,8 @@ class JointStateReader:
             return Time(msg.header.stamp.sec, msg.header.stamp.nanosec), msg.name, \
                 np.asarray(msg.position, dtype=float), np.asarray(msg.velocity, dtype=float)
         try:
-            body, _, u32 = _reader(raw)
-            stamp = Time(*struct.unpack_from("<iI", body, 0))
+            body, u32 = _reader(raw)
+            stamp = read_stamp(raw)
             count, start = _after_header(u32)
             block = self._block
             if count == len(self._names) and body[start:start + len(block)] == block:
@@ -262,6 +260,11 @@ def located(raw: bytearray, markers) -> list[np.ndarray]:
             raise RuntimeError("serialized template: a marker is not unique")
         fields.append(np.frombuffer(raw, order + "f8", len(values), raw.find(marker)))
     return fields
+
+
+def read_stamp(raw) -> Time:
+    """header.stamp of a serialized message that opens with a std_msgs/Header."""
+    return Time(*struct.unpack_from("<iI" if raw[1] == 1 else ">iI", raw, 4))
 
 
 def write_stamp(raw: bytearray, sec: int, nanosec: int) -> None:
