@@ -91,7 +91,6 @@ def trajectory_from_serialized(raw: bytes, message_type) -> tuple[JointTrajector
     planner sends) the arrays are read straight from the CDR bytes: rclpy's conversion of
     10,000 points into Python objects takes 50-170 ms, which the controller would spend without
     commanding. Any other message is deserialized."""
-    from rclpy.serialization import deserialize_message
     arrays = None
     if raw[1:2] == b"\x01":  # little-endian, as numpy's '<' views read it
         try:
