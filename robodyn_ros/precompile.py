@@ -15,14 +15,14 @@ import time
 def main(argv=None):
     argparse.ArgumentParser(prog="robodyn-ros compile", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
-    from .control.steps import warm_up as steps_warm_up
+    from .control.cycle_steps import warm_up as cycle_steps_warm_up
     from .dynamics import warm_up as dynamics_warm_up
     from .stewart.model import LEG_MODELS
     from .stewart.warmup import hexapod, warm_up as stewart_warm_up
 
     start = time.monotonic()
     dynamics_warm_up(forward=True, every_call=True)
-    steps_warm_up()
+    cycle_steps_warm_up()
     for leg_model in LEG_MODELS:
         stewart_warm_up(hexapod(leg_model), every_call=True)
     print(f"numba kernels compiled or loaded from the cache in {time.monotonic() - start:.1f} s")

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from robodyn_ros.control import ControlLaw, JointTrajectory, load_law, steps
+from robodyn_ros.control import ControlLaw, JointTrajectory, cycle_steps, load_law
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.loop import (ERROR, OK, WARN, Accepted, Command, ControlLoop, LawFailure,
                                       Rejection, Stale)
@@ -156,7 +156,7 @@ def test_efforts_saturate_at_the_limits_in_message_order_and_are_counted():
 
 
 def test_the_saturation_kernel_is_clip_then_reorder_and_refuses_nan_and_inf():
-    source = interpreted(steps)["saturate_into"]    # the same loop, run by the interpreter
+    source = interpreted(cycle_steps)["saturate_into"]    # the same loop, run by the interpreter
     rng = np.random.default_rng(5)
     for n in (1, 6, 7):
         index = rng.permutation(n)
@@ -164,7 +164,7 @@ def test_the_saturation_kernel_is_clip_then_reorder_and_refuses_nan_and_inf():
         limit[0] = np.inf                                 # a joint without a limit
         tau = rng.normal(scale=2.0, size=n)
         expected = np.clip(tau, -limit, limit)[index]
-        for run in (steps.SATURATE.call, source):
+        for run in (cycle_steps.SATURATE.call, source):
             out = np.full(n, -7.0)
             assert run(tau, limit, index, out) == np.count_nonzero(np.abs(tau) > limit)
             np.testing.assert_array_equal(out, expected)
@@ -186,11 +186,11 @@ def test_a_state_of_other_shapes_is_refused_before_it_is_read():
 
 
 def test_taking_a_state_picks_the_chain_joints_and_flags_nan_and_inf():
-    source = interpreted(steps)["take_state"]
+    source = interpreted(cycle_steps)["take_state"]
     rng = np.random.default_rng(6)
     position, velocity = rng.normal(size=(2, 9))      # a message with more joints than the chain
     match = rng.permutation(9)[:6]
-    for run in (steps.TAKE_STATE.call, source):
+    for run in (cycle_steps.TAKE_STATE.call, source):
         q, qd = np.empty(6), np.empty(6)
         assert run(position, velocity, match, q, qd)
         np.testing.assert_array_equal(q, position[match])

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHECK = textwrap.dedent("""
     import contextlib, io, json
     from robodyn_ros import precompile
-    from robodyn_ros.control import steps
+    from robodyn_ros.control import cycle_steps
     from robodyn_ros.dynamics import crba, forward, newton_euler
     from robodyn_ros.stewart import kernel, universal
     with contextlib.redirect_stdout(io.StringIO()):
@@ -26,7 +26,7 @@ CHECK = textwrap.dedent("""
         "stewart.kernel": [kernel.inverse_dynamics_args, kernel.inverse_dynamics_batch,
                            kernel.constraint_forces_batch, kernel.leg_kinematics_batch],
         "stewart.universal": [universal.inverse_dynamics_batch, universal.constraint_forces_batch],
-        "control.steps": [steps.take_state, steps.saturate_into],
+        "control.cycle_steps": [cycle_steps.take_state, cycle_steps.saturate_into],
     }
     print(json.dumps({f"{m}.{f.py_func.__name__}": len(f.signatures)
                       for m, fs in entries.items() for f in fs}))

@@ -32,8 +32,8 @@ from ..reasons import CountedEvent, bounded
 from .joints import JointOrder
 from .law import ControlLaw, load_law
 from .laws import GravityCompensation
-from .steps import SATURATE, TAKE_STATE
-from .steps import warm_up as warm_up_steps
+from .cycle_steps import SATURATE, TAKE_STATE
+from .cycle_steps import warm_up as warm_up_cycle_steps
 from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler, limit_violation
 
 OK, WARN, ERROR = 0, 1, 2  # the levels of diagnostic_msgs/DiagnosticStatus
@@ -165,7 +165,7 @@ class ControlLoop:
         self._last_t: float | None = None
         self._timeout_effort = np.zeros(n)
         self._effort = np.empty(n)
-        warm_up_steps()  # compiled at setup: loaded now, not in the first cycle
+        warm_up_cycle_steps()  # compiled at setup: loaded now, not in the first cycle
         self._window = _Window(steady())
         self._reported = (0, 0, 0)  # saturations, rejections, law failures at the last report
 
