@@ -184,7 +184,9 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
             node.destroy_node()
     # the controller's reference: the same knots through the same sampler
     reference = PoseTrajectory(times, positions, quaternions, *rates)
-    recorded = [p for p in poses[first:] if p[0] <= start + end_of_record]
+    # each simulated time once: until the first command time stands still and the state repeats
+    recorded = [p for p, before in zip(poses[first:], poses[first - 1:])
+                if before[0] < p[0] <= start + end_of_record]
     t = np.array([p[0] for p in recorded]) - start
     error = np.array([np.concatenate([
         reference.sample(tau).position - position,

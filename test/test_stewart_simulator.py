@@ -1,7 +1,8 @@
 """stewart_simulator's wiring under real rclpy and DDS (loopback, this run's domain: conftest.py),
 and stewart_platform closing the loop on it in control computed_torque: the simulator holds the
-platform braked until a command, falls under zero forces and stays under the holding ones, clamps
-and rejects commands as it says on /diagnostics, refuses a bad configuration; the controller
+platform braked until a command (with lockstep, the simulated time too), falls under zero forces
+and stays under the holding ones, clamps and rejects commands as it says on /diagnostics,
+refuses a bad configuration; the controller
 answers the measured legs and withholds, saying why, once they stop. The physics and the law are
 tested without ROS (test_stewart_closed_loop.py), the loop over DDS in test_stewart_demo.py."""
 import time
@@ -110,6 +111,26 @@ def test_braked_until_a_command_then_held_by_the_holding_forces_or_falling_witho
             rig.executor.spin_once(timeout_sec=0.01)
         dz = rig.poses[-1].pose.position.z - z0
         assert (dz < -1e-3) if moves else abs(dz) < 1e-5, dz
+
+
+def test_lockstep_time_stands_still_until_the_first_command_then_steps_once_per_answer(rig, sp):
+    simulator = rig.simulator(lockstep=True, command_timeout=5.0)
+    rig.spin_until(lambda: len(rig.legs) > 10 and rig.commands.get_subscription_count() > 0,
+                   "leg states")
+    assert {_ns(m) for m in rig.legs} == {0}   # published again each tick, no time passing
+    rig.status(simulator, lambda s: "time stands still" in s.message, "the wait on /diagnostics")
+    hold = sp.inverse_dynamics(*START, None, None, None, None).forces.tolist()
+    for k in (1, 2, 3):   # each answer: one period of 0.01 s, and none without one
+        rig.commands.publish(Float64MultiArray(data=hold))
+        rig.spin_until(lambda: _ns(rig.legs[-1]) == k * 10_000_000, f"state {k}")
+        end = time.monotonic() + 0.1   # ten ticks
+        while time.monotonic() < end:
+            rig.executor.spin_once(timeout_sec=0.01)
+        assert max(_ns(m) for m in rig.legs) == k * 10_000_000
+
+
+def _ns(msg):
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 def test_commands_beyond_the_limit_are_clamped_and_malformed_ones_rejected(rig, sp):

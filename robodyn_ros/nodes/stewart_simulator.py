@@ -14,8 +14,11 @@ Every tick of a wall-clock timer at ``publish_rate`` integrates ``rate / publish
 with the latest forces held, then publishes /clock and the stamped states, as arm_simulator does:
 run the other nodes with ``use_sim_time:=true``. Until the first command, and again after
 ``command_timeout`` without one, the brakes hold the platform at rest where it is. With
-``lockstep`` a tick integrates only once a command answered the last state. A step that fails (a
-singular pose, a non-finite state) is never published: the state is held and the failure reported.
+``lockstep`` a tick integrates only once a command answered the last state, and simulated time
+stands still until the first command (the state is published again each tick): stewart_platform
+answers nothing until it has a target, so a trajectory stamped ahead of the current time keeps its
+lead-in however long DDS takes to deliver it. A step that fails (a singular pose, a non-finite
+state) is never published: the state is held and the failure reported.
 """
 from __future__ import annotations
 
@@ -122,6 +125,8 @@ class StewartSimulator(Node):
                 self._deferred = True   # the answer will make this tick's step
                 return
             self._integrate()
+        elif self._lockstep and self._command_time == -np.inf:
+            return self._publish()   # time starts with the first answer
         self._advance_time()
 
     def _integrate(self):
@@ -135,6 +140,9 @@ class StewartSimulator(Node):
     def _advance_time(self):
         self.time_ns += self._period_ns
         self._answered = self._deferred = False
+        self._publish()
+
+    def _publish(self):
         sec, nanosec = divmod(self.time_ns, 1_000_000_000)
         for stamp in (self._clock_msg.clock, self._legs.header.stamp, self._pose.header.stamp):
             stamp.sec, stamp.nanosec = sec, nanosec
@@ -172,6 +180,8 @@ class StewartSimulator(Node):
             return WARN, f"forces clamped at the limit in {clamped} tick(s)", values
         if rejected:
             return WARN, f"commands rejected: {self.rejected.last_reason}", values
+        if self._lockstep and self._command_time == -np.inf:
+            return OK, "braked, time stands still until the first command (lockstep)", values
         return OK, "braked" if self._braked else "simulating", values
 
 
