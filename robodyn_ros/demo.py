@@ -140,7 +140,7 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
 
     from robodyn_ros.control import JointTrajectory as Trajectory
     from robodyn_ros.control import TrajectorySampler
-    from robodyn_ros.nodes.common import stamp_seconds
+    from robodyn_ros.nodes.common import stamp_parts, stamp_seconds
 
     label = _label(rate, payload)
     q_start, q_goal = np.radians(Q_START), np.radians(Q_GOAL)
@@ -177,10 +177,9 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
             end = start + duration + SETTLE
             msg = JointTrajectory(joint_names=joints, points=[JointTrajectoryPoint(
                 positions=q_goal.tolist(), velocities=[0.0] * 6, accelerations=[0.0] * 6)])
-            msg.points[0].time_from_start.sec = int(duration)
-            msg.points[0].time_from_start.nanosec = int(round((duration % 1.0) * 1e9))
-            msg.header.stamp.sec = int(start)
-            msg.header.stamp.nanosec = int(round((start % 1.0) * 1e9))
+            point = msg.points[0]
+            point.time_from_start.sec, point.time_from_start.nanosec = stamp_parts(duration)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_parts(start)
             trajectory_pub.publish(msg)
             first = len(states)
             realtime = record(executor, procs, lambda: states[-1][0], start, duration + SETTLE,

@@ -126,7 +126,7 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
 
-    from robodyn_ros.nodes.common import stamp_seconds
+    from robodyn_ros.nodes.common import stamp_parts, stamp_seconds
     from robodyn_ros.stewart import rotations
     from robodyn_ros.stewart.setpoints import PoseTrajectory
 
@@ -162,11 +162,11 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
                        f"{label}: waiting for the simulator and the controller")
             start = poses[-1][0] + LEAD_IN
             msg = MultiDOFJointTrajectory(joint_names=["platform"])
-            msg.header.stamp.sec, msg.header.stamp.nanosec = _stamp(start)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_parts(start)
             for i, tau in enumerate(times):
                 point = MultiDOFJointTrajectoryPoint(transforms=[Transform()],
                                                      velocities=[Twist()], accelerations=[Twist()])
-                point.time_from_start.sec, point.time_from_start.nanosec = _stamp(tau)
+                point.time_from_start.sec, point.time_from_start.nanosec = stamp_parts(tau)
                 tr = point.transforms[0]
                 tr.translation.x, tr.translation.y, tr.translation.z = positions[i].tolist()
                 tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w = \
@@ -210,11 +210,6 @@ def _position(p):
 
 def _quaternion(q):
     return np.array([q.x, q.y, q.z, q.w])
-
-
-def _stamp(seconds):
-    sec = int(seconds)
-    return sec, int(round((seconds - sec) * 1e9))
 
 
 def print_table(results, bound, rate):

@@ -24,7 +24,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robodyn_ros.nodes.common import ConfigurationError
+from robodyn_ros.nodes.common import ConfigurationError, stamp_parts
 from robodyn_ros.nodes.controller import ComputedTorqueController
 from robodyn_ros.nodes.feedforward import EffortFeedforwardNode
 from robodyn_ros.nodes.simulator import ArmSimulator
@@ -204,6 +204,19 @@ def test_state_echoes_the_joint_state_stamp_to_the_nanosecond(rig):
         rig.spin_until(lambda: len(rig.states) > count, what="~/state")
         stamp = rig.states[-1].header.stamp
         assert (stamp.sec, stamp.nanosec) == (sec, nanosec)
+
+
+def test_state_of_an_unstamped_joint_state_carries_the_time_of_its_cycle(rig):
+    # the time the reference was sampled at, not a second reading of the clock after the cycle
+    ctl = rig.controller(friction=False)
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    for _ in range(3):
+        count = len(rig.states)
+        rig.joint_states.publish(JointState(name=JOINTS, position=Q0.tolist(),
+                                            velocity=[0.0] * 6))
+        rig.spin_until(lambda: len(rig.states) > count, what="~/state")
+        stamp = rig.states[-1].header.stamp
+        assert (stamp.sec, stamp.nanosec) == stamp_parts(ctl.loop.time) != (0, 0)
 
 
 # ---------------------------------------------------------------------------- parameters

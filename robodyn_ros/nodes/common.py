@@ -154,6 +154,11 @@ def stamp_seconds(stamp, what: str = "time") -> float:
     return stamp.sec + 1e-9 * stamp.nanosec
 
 
+def stamp_parts(seconds: float) -> tuple[int, int]:
+    """Seconds (>= 0) as a stamp's (sec, nanosec), to the nearest nanosecond."""
+    return divmod(round(seconds * 1e9), 1_000_000_000)
+
+
 def steady_clock() -> Clock:
     """For watchdogs and wall-time periods that must run even when /clock stops."""
     return Clock(clock_type=ClockType.STEADY_TIME)

@@ -30,7 +30,7 @@ from ..control.joints import JointOrder
 from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection, Stale
 from ..dynamics import warm_up
 from ..parameters import controller_schema, node_schema
-from .common import ConfigurationError, Diagnostics, stamp_seconds
+from .common import ConfigurationError, Diagnostics, stamp_parts, stamp_seconds
 from .description import DESCRIPTION_QOS, describes_robot, load_model
 from .controller_state import ControllerStatePublisher
 from .lifecycle import SUCCESS, ManagedNode, spin
@@ -240,8 +240,8 @@ class ComputedTorqueController(ManagedNode):
     def _publish(self, command: Command):
         self._publish_effort(command.effort)
         if not isinstance(command, LawFailure):
-            stamp = self._state_time if self.loop.stamp \
-                else divmod(self.get_clock().now().nanoseconds, 1_000_000_000)
+            # an unstamped state's: the time the cycle sampled the reference at
+            stamp = self._state_time if self.loop.stamp else stamp_parts(self.loop.time)
             self._state.publish(self.loop, stamp, self._command.values)
             if self._action is not None:
                 self._action.after_cycle()

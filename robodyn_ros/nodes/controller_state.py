@@ -83,7 +83,7 @@ class ControllerStatePublisher:
     def publish(self, loop, stamp, effort: np.ndarray) -> None:
         """The loop's last cycle: its reference, the measured state, the error and ``effort``
         (the command sent); ``stamp`` (sec, nanosec) is the joint state's own header stamp, so
-        that a listener can match the two exactly."""
+        that a listener can match the two exactly (an unstamped state's: the cycle's time)."""
         if self.listened:
             self._publisher.publish(self._state.write(stamp, loop.reference, loop.q, loop.qd,
                                                       effort, loop.order.index))
