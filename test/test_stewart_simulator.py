@@ -114,10 +114,11 @@ def test_braked_until_a_command_then_held_by_the_holding_forces_or_falling_witho
 
 
 def test_lockstep_time_stands_still_until_the_first_command_then_steps_once_per_answer(rig, sp):
-    simulator = rig.simulator(lockstep=True, command_timeout=5.0)
+    simulator = rig.simulator(lockstep=True, command_timeout=5.0, length_noise=1e-3)
     rig.spin_until(lambda: len(rig.legs) > 10 and rig.commands.get_subscription_count() > 0,
                    "leg states")
-    assert {_ns(m) for m in rig.legs} == {0}   # published again each tick, no time passing
+    # the same message again each tick: no time passing, and one noise draw, not one per tick
+    assert {(_ns(m), tuple(m.position)) for m in rig.legs} == {(0, tuple(rig.legs[0].position))}
     rig.status(simulator, lambda s: "time stands still" in s.message, "the wait on /diagnostics")
     hold = sp.inverse_dynamics(*START, None, None, None, None).forces.tolist()
     for k in (1, 2, 3):   # each answer: one period of 0.01 s, and none without one

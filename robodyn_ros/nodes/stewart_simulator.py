@@ -89,6 +89,7 @@ class StewartSimulator(Node):
         self._pose = PoseStamped()
         self._pose.header.frame_id = "base"
         self._clock_msg = Clock()
+        self._measure()   # the state at time 0
         self._legs_pub = self.create_publisher(JointState, p["state_topic"], 10)
         self._pose_pub = self.create_publisher(PoseStamped, "~/pose", 10)
         self._clock_pub = self.create_publisher(Clock, "/clock", 10)
@@ -126,7 +127,7 @@ class StewartSimulator(Node):
                 return
             self._integrate()
         elif self._lockstep and self._command_time == -np.inf:
-            return self._publish()   # time starts with the first answer
+            return self._publish()   # the same messages: time starts with the first answer
         self._advance_time()
 
     def _integrate(self):
@@ -140,20 +141,24 @@ class StewartSimulator(Node):
     def _advance_time(self):
         self.time_ns += self._period_ns
         self._answered = self._deferred = False
+        self._measure()
         self._publish()
 
-    def _publish(self):
+    def _measure(self):
+        """The messages of the current state and time (the legs with their noise drawn)."""
         sec, nanosec = divmod(self.time_ns, 1_000_000_000)
         for stamp in (self._clock_msg.clock, self._legs.header.stamp, self._pose.header.stamp):
             stamp.sec, stamp.nanosec = sec, nanosec
-        self._clock_pub.publish(self._clock_msg)
         plant = self.plant
         lengths, rates = plant.measured_legs()
         self._legs.position, self._legs.velocity = lengths.tolist(), rates.tolist()
-        self._legs_pub.publish(self._legs)
         position, orientation = self._pose.pose.position, self._pose.pose.orientation
         position.x, position.y, position.z = plant.position.tolist()
         orientation.x, orientation.y, orientation.z, orientation.w = plant.quaternion.tolist()
+
+    def _publish(self):
+        self._clock_pub.publish(self._clock_msg)
+        self._legs_pub.publish(self._legs)
         self._pose_pub.publish(self._pose)
 
     def _report(self):
