@@ -126,9 +126,14 @@ class StewartSimulator(Node):
                 self._deferred = True   # the answer will make this tick's step
                 return
             self._integrate()
-        elif self._lockstep and self._command_time == -np.inf:
-            return self._publish()   # the same messages: time starts with the first answer
+        elif self._standing:
+            return self._publish()   # the same messages
         self._advance_time()
+
+    @property
+    def _standing(self) -> bool:
+        """Lockstep before the first command: simulated time starts with the first answer."""
+        return self._lockstep and self._command_time == -np.inf
 
     def _integrate(self):
         try:
@@ -185,7 +190,7 @@ class StewartSimulator(Node):
             return WARN, f"forces clamped at the limit in {clamped} tick(s)", values
         if rejected:
             return WARN, f"commands rejected: {self.rejected.last_reason}", values
-        if self._lockstep and self._command_time == -np.inf:
+        if self._standing:
             return OK, "braked, time stands still until the first command (lockstep)", values
         return OK, "braked" if self._braked else "simulating", values
 
