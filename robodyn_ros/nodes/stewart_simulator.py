@@ -99,7 +99,8 @@ class StewartSimulator(Node):
         self.get_logger().info(
             f"simulating {sp.name} ({sp.leg_model} legs, platform {sp.M:g} kg) at {p['rate']:g} "
             f"Hz, publishing at {publish_rate:g} Hz; braked until the first command on "
-            f"{p['command_topic']}")
+            f"{p['command_topic']}" + ("; lockstep: simulated time starts with it"
+                                       if self._lockstep else ""))
 
     def _on_command(self, msg: Float64MultiArray):
         forces = np.asarray(msg.data, dtype=float)
