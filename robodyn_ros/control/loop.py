@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..kernels import FLOAT64, NDARRAY
 from ..reasons import CountedEvent, bounded
 from .joints import JointOrder
 from .law import ControlLaw, load_law
@@ -40,7 +41,6 @@ OK, WARN, ERROR = 0, 1, 2  # the levels of diagnostic_msgs/DiagnosticStatus
 ON_TIMEOUT = ("hold_gravity", "zero")
 #: Law parameters given per joint (or as a matrix) in `joints` order; laws take chain order.
 PER_JOINT = ("kp", "kd", "ki", "integral_limit")
-_FLOAT64 = np.dtype(np.float64)
 #: Settings of the loop itself (the rest of a configuration is the law's).
 LOOP_SETTINGS = ("control_law", "effort_limits", "on_timeout")
 
@@ -110,7 +110,7 @@ class _Window:
 
 def _vector(values) -> np.ndarray:
     """``values`` as a float64 array (itself when it is one: a message's, read from its bytes)."""
-    if values.__class__ is np.ndarray and values.dtype is _FLOAT64:
+    if values.__class__ is NDARRAY and values.dtype is FLOAT64:
         return values
     return np.asarray(values, dtype=np.float64)
 
@@ -408,7 +408,7 @@ class ControlLoop:
         try:
             tau = law.compute(self.q, self.qd, *reference, dt)
             bad = self._unusable(tau)
-            if not bad and tau.dtype is not _FLOAT64:  # a law may compute in another type
+            if not bad and tau.dtype is not FLOAT64:  # a law may compute in another type
                 tau = tau.astype(np.float64)
         except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
             bad = f"raised {exc!r}"

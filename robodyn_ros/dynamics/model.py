@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from ..kernels import INT, MATRIX, PARAMETERS, VECTOR, Direct, by_rows
+from ..kernels import FLOAT64, INT, MATRIX, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows
 from . import coriolis as _coriolis
 from . import crba as _crba
 from . import dh as _dh
@@ -27,7 +27,7 @@ from .layout import pack
 from .link import Chain, combine_bodies
 
 _WITH_FRICTION, _NO_FRICTION = _ne.GRAVITY | _ne.FRICTION, _ne.GRAVITY
-_NDARRAY, _FLOAT64, _empty = np.ndarray, np.dtype(np.float64), np.empty
+_empty = np.empty
 _NO_WRENCHES = np.zeros((1, 6))
 # the single-state fast paths: their guards check every argument's type, so numba need not
 _RNEA = Direct(_ne.rnea_no_wrench, PARAMETERS, VECTOR, VECTOR, VECTOR, INT, VECTOR)
@@ -144,7 +144,7 @@ class RobotModel:
 
     def mass_matrix(self, q, method="crba"):
         """M(q), armature included. ``method="strobe"``: n Newton–Euler passes, for checking."""
-        if method == "crba" and q.__class__ is _NDARRAY and q.dtype is _FLOAT64 and q.ndim == 1:
+        if method == "crba" and q.__class__ is NDARRAY and q.dtype is FLOAT64 and q.ndim == 1:
             M = _empty(self._square)
             _CRBA.call(self.params, q, M)
             return M
@@ -188,8 +188,8 @@ class RobotModel:
         """One state of three float64 vectors straight into ``direct`` (every type checked here,
         the sizes by the kernel: the 1 kHz path), anything else through ``_dispatch``."""
         mode = _WITH_FRICTION if friction else _NO_FRICTION
-        if (tip_wrench is None and a.__class__ is b.__class__ is c.__class__ is _NDARRAY
-                and a.dtype is _FLOAT64 and b.dtype is _FLOAT64 and c.dtype is _FLOAT64
+        if (tip_wrench is None and a.__class__ is b.__class__ is c.__class__ is NDARRAY
+                and a.dtype is FLOAT64 and b.dtype is FLOAT64 and c.dtype is FLOAT64
                 and a.ndim == 1 and b.ndim == 1 and c.ndim == 1):
             out = _empty(self.dof)
             direct.call(self.params, a, b, c, mode, out)

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels import BOOL, C_MATRIX, MATRIX, PARAMETER_VECTOR, VECTOR, Direct, by_rows
+from ..kernels import (BOOL, C_MATRIX, FLOAT64, MATRIX, NDARRAY, PARAMETER_VECTOR, VECTOR, Direct,
+                       by_rows)
 from . import kernel, universal
 from .poses import pack_poses
 
@@ -83,7 +84,6 @@ class InverseDynamicsResult:
                 f"condition_number={self.condition_number!r}, singular={self.singular!r})")
 
 
-_NDARRAY, _FLOAT64 = np.ndarray, np.dtype(np.float64)
 _ZERO3 = np.zeros(3)   # only read
 # one pose: its guard checks every argument's type, so numba need not (kernels.Direct)
 _ONE_POSE = Direct(kernel.inverse_dynamics_args, PARAMETER_VECTOR, VECTOR, MATRIX, VECTOR, VECTOR,
@@ -117,10 +117,10 @@ def inverse_dynamics(sp, position, rotation_matrix, linear_velocity, angular_vel
     R = rotation_matrix
     if (not constraint_forces and not universal_legs
             and position.__class__ is R.__class__ is v.__class__ is w.__class__ is a.__class__
-            is al.__class__ is f.__class__ is m.__class__ is _NDARRAY
-            and position.dtype is _FLOAT64 and R.dtype is _FLOAT64 and v.dtype is _FLOAT64
-            and w.dtype is _FLOAT64 and a.dtype is _FLOAT64 and al.dtype is _FLOAT64
-            and f.dtype is _FLOAT64 and m.dtype is _FLOAT64
+            is al.__class__ is f.__class__ is m.__class__ is NDARRAY
+            and position.dtype is FLOAT64 and R.dtype is FLOAT64 and v.dtype is FLOAT64
+            and w.dtype is FLOAT64 and a.dtype is FLOAT64 and al.dtype is FLOAT64
+            and f.dtype is FLOAT64 and m.dtype is FLOAT64
             and position.ndim == 1 and R.ndim == 2 and v.ndim == 1 and w.ndim == 1
             and a.ndim == 1 and al.ndim == 1 and f.ndim == 1 and m.ndim == 1):
         out = np.empty((kernel.OUT_ROWS, 6))
