@@ -234,8 +234,7 @@ class ComputedTorqueController(ManagedNode):
         if stale.first:
             self.get_logger().warning(f"no valid joint state for {self.loop.state_timeout} s: "
                                       f"publishing {self.loop.config['on_timeout']}")
-        self._safe_command.values[:] = stale.effort
-        self._command_pub.publish(bytes(self._safe_command))
+        self._publish_effort(stale.effort, self._safe_command)
 
     def _publish(self, command: Command):
         self._publish_effort(command.effort)
@@ -246,9 +245,11 @@ class ComputedTorqueController(ManagedNode):
             if self._action is not None:
                 self._action.after_cycle()
 
-    def _publish_effort(self, effort: np.ndarray):
-        self._command.values[:] = effort
-        self._command_pub.publish(bytes(self._command))
+    def _publish_effort(self, effort: np.ndarray, command=None):
+        """``command``: the serialized message to write (the watchdog's thread has its own)."""
+        command = self._command if command is None else command
+        command.values[:] = effort
+        self._command_pub.publish(bytes(command))
 
     def _report(self):
         if self.loop is None:
