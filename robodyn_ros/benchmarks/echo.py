@@ -14,9 +14,7 @@ from ..nodes.controller import NAME
 from ..nodes.controller_state import TOPIC, ControllerStatePublisher, SerializedState
 from ..nodes.lifecycle import spin
 from ..nodes.messages import SerializedFloat64MultiArray, read_stamp
-
-COMMAND_TOPIC = "/effort_controller/commands"   # the controller's default command_topic
-JOINTS = [f"joint_{i}" for i in range(1, 7)]    # the driver's
+from .latency import COMMAND_TOPIC, JOINTS   # the driver's
 
 
 class Echo(Node):

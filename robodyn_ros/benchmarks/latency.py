@@ -32,6 +32,8 @@ import numpy as np
 from ..processes import NodeProcesses
 
 PERIOD_NS = 1_000_000  # 1 kHz
+JOINTS = [f"joint_{i}" for i in range(1, 7)]     # the PUMA 560's, as the driver names them
+COMMAND_TOPIC = "/effort_controller/commands"   # the controller's default command_topic
 WARMUP = 2.0  # s of traffic before measuring (discovery, first-call compilation)
 
 
@@ -126,7 +128,7 @@ def _drive(procs: NodeProcesses, duration, listen=True):
     # raw, converted after the run: the driver's own message conversions (~70 us for a
     # ~/state) would otherwise load the two cores the controller's latency is measured on
     node.create_subscription(
-        Float64MultiArray, "/effort_controller/commands",
+        Float64MultiArray, COMMAND_TOPIC,
         lambda raw: answered.append((raw, time.monotonic_ns())), 1000, raw=True)
     if listen:
         node.create_subscription(
@@ -141,7 +143,7 @@ def _drive(procs: NodeProcesses, duration, listen=True):
                 cycle_means.append(float(values.get("cycle time (us) mean", "nan")))
     node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics, 10)
     publisher = node.create_publisher(JointState, "/joint_states", 10)
-    state = SerializedJointState([f"joint_{i}" for i in range(1, 7)], JointState)
+    state = SerializedJointState(JOINTS, JointState)
     state.velocity[:] = 0.0
     q = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
     try:
