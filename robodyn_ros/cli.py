@@ -10,7 +10,7 @@ COMMANDS = {
              "--stewart: the Stewart platform's on Path I"),
     "stewart-path": ("robodyn_ros.stewart.path_study", "Stewart platform Paths I-III (002 §4)"),
     "bench": ("robodyn_ros.benchmarks", "benchmarks against Pinocchio, printed and as JSON"),
-    "fuzz": ("robodyn_ros.benchmarks.fuzz", "hostile inputs to the nodes over DDS while valid "
+    "fuzz": ("robodyn_ros.fuzz.run", "hostile inputs to the nodes over DDS while valid "
              "joint states flow at 1 kHz"),
     "perf-page": ("robodyn_ros.benchmarks.page", "doc/performance.md's figures from a bench JSON"),
     "param-tables": ("robodyn_ros.parameters", "the doc/ pages' parameter tables from the schemas"),

@@ -9,7 +9,7 @@ from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message, serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robodyn_ros.benchmarks import fuzz
+from robodyn_ros.fuzz import run as fuzz
 from robodyn_ros.control import JointTrajectory as Trajectory
 from robodyn_ros.control import TrajectoryError
 from robodyn_ros.nodes.messages import (_uniform_points, trajectory_from_message,

@@ -1,11 +1,11 @@
-"""The observer of a ``robodyn-ros fuzz`` run (robodyn_ros.benchmarks.fuzz), a process of its
+"""The observer of a ``robodyn-ros fuzz`` run (robodyn_ros.fuzz.run), a process of its
 own standing where the arm's drive stands: it timestamps every effort command on arrival and
 checks every output of the three nodes until SIGINT, then writes its figures as JSON. Also the
 names and the tag the fuzzer shares with it: inputs are tagged so that the observer can tell them
 from the nodes' outputs on shared topics (a hostile JointState has ``header.frame_id`` "fuzz", a
 hostile simulator command a layout dimension labelled "fuzz").
 
-    python -m robodyn_ros.benchmarks.fuzz_observer --ros-args -p output:=FILE
+    python -m robodyn_ros.fuzz.observer --ros-args -p output:=FILE
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The hostile inputs of ``robodyn-ros fuzz`` (robodyn_ros.benchmarks.fuzz): one rclpy node that
+"""The hostile inputs of ``robodyn-ros fuzz`` (robodyn_ros.fuzz.run): one rclpy node that
 sends one input per call, of a kind chosen at random, over the nodes' topics, services,
 parameters and the FollowJointTrajectory action (when control_msgs imports)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 
-from .fuzz_observer import CONTROLLER, SIMULATOR, STEWART, TAG
+from .observer import CONTROLLER, SIMULATOR, STEWART, TAG
 
 JOINTS = [f"joint_{i}" for i in range(1, 7)]
 Q0 = (1.5707963267948966, 0.0, 1.5707963267948966, 0.0, 0.0, 0.0)  # rad: 004 §5's start

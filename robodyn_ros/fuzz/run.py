@@ -5,10 +5,10 @@
 Five processes on loopback DDS, on a domain of the run's own (``robodyn_ros.processes``):
 ``arm_simulator`` (PUMA 560, integrating and publishing ``/joint_states`` and ``/clock`` at 1 kHz),
 ``computed_torque_controller`` (simulated time, one command per joint state, ``state_timeout``
-0.1 s), ``stewart_platform`` (held at a valid setpoint), an *observer* (``fuzz_observer``,
+0.1 s), ``stewart_platform`` (held at a valid setpoint), an *observer* (``observer``,
 standing where the arm's drive stands: it timestamps every effort command on arrival and checks
 every output of the three nodes) and this process, the fuzzer, which sends hostile inputs of every
-kind (``fuzz_inputs``) over the nodes' topics, services, parameters and the FollowJointTrajectory
+kind (``inputs``) over the nodes' topics, services, parameters and the FollowJointTrajectory
 action (when control_msgs imports), at ``--rate`` inputs per second for ``--duration`` seconds or
 ``--inputs`` inputs, whichever ends first.
 
@@ -21,7 +21,7 @@ between consecutive effort commands, against the bound 2 control periods + the w
 whether every node is alive at the end (then stopped with SIGINT, exiting 0).
 
 Inputs are tagged so the observer can tell them from the nodes' outputs on shared topics
-(``fuzz_observer.TAG``).
+(``observer.TAG``).
 """
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .fuzz_inputs import FLOOD_PERIOD, Q0, Fuzzer
-from .fuzz_observer import (CONTROLLER, OBSERVER, PERIOD, SIMULATOR, STATE_TIMEOUT, STEWART,
+from .inputs import FLOOD_PERIOD, Q0, Fuzzer
+from .observer import (CONTROLLER, OBSERVER, PERIOD, SIMULATOR, STATE_TIMEOUT, STEWART,
                             gap_bound)
 
 WARMUP = 3.0         # s of valid traffic before the first hostile input
@@ -73,7 +73,7 @@ def run(duration: float = 180.0, inputs: int = 100_000, rate: float = 100.0,
                 "state_timeout": state_timeout})
             nodes.start(STEWART, "robodyn_ros.nodes.stewart_platform", {})
             with NodeProcesses(logs) as observer:  # stopped first: shutdown is no gap
-                observer.start(OBSERVER, "robodyn_ros.benchmarks.fuzz_observer",
+                observer.start(OBSERVER, "robodyn_ros.fuzz.observer",
                                {"output": observed_file,
                                 "gap_bound": gap_bound(state_timeout)})
                 sent, accepted, timeline, memory, alive = _fuzz(
