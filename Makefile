@@ -16,7 +16,7 @@ CONTROL_MSGS ?= ../shared/ros
 $(VENV)/.installed: setup.py package.xml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[ros,plot,test]'
+	$(PY) -m pip install --quiet -e '.[ros,plot,identify,test]'
 	touch $@
 
 # numba compiles the kernels here, once (about 20 s), and again only when a kernel source changed:

@@ -42,8 +42,12 @@ setup(
         "ros": ROS_JAZZY,
         "plot": ["matplotlib"],
         "mujoco": ["mujoco>=4.0"],  # the simulator's MuJoCo engine (tested with 4.0)
+        # identification: rosbags reads and writes rosbag2 (MCAP, sqlite3) without a ROS install;
+        # SciPy for zero-phase filters, least squares and the consistent (log-Cholesky) estimate
+        "identify": ["rosbags>=0.10", "scipy>=1.10"],
         # example-robot-data: vendor URDFs (UR, Panda, Talos, ANYmal) compared with Pinocchio
-        "test": ["pytest", "pin", "matplotlib", "ruff", "mujoco>=4.0", "example-robot-data>=6"],
+        "test": ["pytest", "pin", "matplotlib", "ruff", "mujoco>=4.0", "example-robot-data>=6",
+                 "rosbags>=0.10", "scipy>=1.10"],
     },
     zip_safe=True,
     maintainer="robodyn_ros maintainers",

@@ -12,7 +12,7 @@ COM shift in both recursions.
 """
 import numpy as np
 
-from ..kernels import inner_kernel, kernel
+from ..kernels import inline, inner_kernel, kernel
 from .joint_frames import inertia, place_joint, to_parent
 from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
                      JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)
@@ -21,6 +21,62 @@ from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_V
 GRAVITY = 1      # gravity enters as the base acceleration -g (000 eq. 7.44)
 FRICTION = 2     # viscous and Coulomb joint friction
 TIP_WRENCH = 4   # the wrench the end-effector exerts, in the tip frame
+
+
+@inline
+def link_motion(P, W, i, qdi, qddi, w0, w1, w2, a0, a1, a2, v0, v1, v2):
+    """One step of the outward recursion: from the angular velocity w, angular acceleration a and
+    linear acceleration v of origin i-1 (in frame i-1) to those of origin i (in frame i), for joint
+    i moving at qdi, qddi; the pose of frame i in frame i-1 is row i of W (``place_joint``)."""
+    R00 = W[i, 0]
+    R01 = W[i, 1]
+    R02 = W[i, 2]
+    R10 = W[i, 3]
+    R11 = W[i, 4]
+    R12 = W[i, 5]
+    R20 = W[i, 6]
+    R21 = W[i, 7]
+    R22 = W[i, 8]
+    px = W[i, JOINT_ORIGIN]
+    py = W[i, JOINT_ORIGIN + 1]
+    pz = W[i, JOINT_ORIGIN + 2]
+    # acceleration of origin i in frame i-1: v + a x p + w x (w x p)
+    wp0 = w1 * pz - w2 * py
+    wp1 = w2 * px - w0 * pz
+    wp2 = w0 * py - w1 * px
+    e0 = v0 + (a1 * pz - a2 * py) + (w1 * wp2 - w2 * wp1)
+    e1 = v1 + (a2 * px - a0 * pz) + (w2 * wp0 - w0 * wp2)
+    e2 = v2 + (a0 * py - a1 * px) + (w0 * wp1 - w1 * wp0)
+    # into frame i (multiply by R^T)
+    v0 = R00 * e0 + R10 * e1 + R20 * e2
+    v1 = R01 * e0 + R11 * e1 + R21 * e2
+    v2 = R02 * e0 + R12 * e1 + R22 * e2
+    t0 = R00 * w0 + R10 * w1 + R20 * w2
+    t1 = R01 * w0 + R11 * w1 + R21 * w2
+    t2 = R02 * w0 + R12 * w1 + R22 * w2
+    u0 = R00 * a0 + R10 * a1 + R20 * a2
+    u1 = R01 * a0 + R11 * a1 + R21 * a2
+    u2 = R02 * a0 + R12 * a1 + R22 * a2
+    if P[i, PRISMATIC] != 0.0:
+        # Coriolis 2 w x (z qd) and the sliding acceleration z qdd
+        w0 = t0
+        w1 = t1
+        w2 = t2
+        a0 = u0
+        a1 = u1
+        a2 = u2
+        v0 = v0 + 2.0 * w1 * qdi
+        v1 = v1 - 2.0 * w0 * qdi
+        v2 = v2 + qddi
+    else:
+        # the parent's angular velocity, seen from frame i, crossed with the joint rate z qd
+        w0 = t0
+        w1 = t1
+        w2 = t2 + qdi
+        a0 = u0 + t1 * qdi
+        a1 = u1 - t0 * qdi
+        a2 = u2 + qddi
+    return w0, w1, w2, a0, a1, a2, v0, v1, v2
 
 
 @inner_kernel
@@ -45,54 +101,8 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
         v2 = -P[n, GRAVITY_VECTOR + 2]
     for i in range(n):
         place_joint(P, i, q[i], ws)
-        R00 = ws[i, 0]
-        R01 = ws[i, 1]
-        R02 = ws[i, 2]
-        R10 = ws[i, 3]
-        R11 = ws[i, 4]
-        R12 = ws[i, 5]
-        R20 = ws[i, 6]
-        R21 = ws[i, 7]
-        R22 = ws[i, 8]
-        px = ws[i, JOINT_ORIGIN]
-        py = ws[i, JOINT_ORIGIN + 1]
-        pz = ws[i, JOINT_ORIGIN + 2]
-        # acceleration of origin i in frame i-1: v + a x p + w x (w x p)
-        wp0 = w1 * pz - w2 * py
-        wp1 = w2 * px - w0 * pz
-        wp2 = w0 * py - w1 * px
-        e0 = v0 + (a1 * pz - a2 * py) + (w1 * wp2 - w2 * wp1)
-        e1 = v1 + (a2 * px - a0 * pz) + (w2 * wp0 - w0 * wp2)
-        e2 = v2 + (a0 * py - a1 * px) + (w0 * wp1 - w1 * wp0)
-        # into frame i (multiply by R^T)
-        v0 = R00 * e0 + R10 * e1 + R20 * e2
-        v1 = R01 * e0 + R11 * e1 + R21 * e2
-        v2 = R02 * e0 + R12 * e1 + R22 * e2
-        t0 = R00 * w0 + R10 * w1 + R20 * w2
-        t1 = R01 * w0 + R11 * w1 + R21 * w2
-        t2 = R02 * w0 + R12 * w1 + R22 * w2
-        u0 = R00 * a0 + R10 * a1 + R20 * a2
-        u1 = R01 * a0 + R11 * a1 + R21 * a2
-        u2 = R02 * a0 + R12 * a1 + R22 * a2
-        if P[i, PRISMATIC] != 0.0:
-            # Coriolis 2 w x (z qd) and the sliding acceleration z qdd
-            w0 = t0
-            w1 = t1
-            w2 = t2
-            a0 = u0
-            a1 = u1
-            a2 = u2
-            v0 = v0 + 2.0 * w1 * qd[i]
-            v1 = v1 - 2.0 * w0 * qd[i]
-            v2 = v2 + qdd[i]
-        else:
-            # the parent's angular velocity, seen from frame i, crossed with the joint rate z qd
-            w0 = t0
-            w1 = t1
-            w2 = t2 + qd[i]
-            a0 = u0 + t1 * qd[i]
-            a1 = u1 - t0 * qd[i]
-            a2 = u2 + qdd[i]
+        w0, w1, w2, a0, a1, a2, v0, v1, v2 = link_motion(P, ws, i, qd[i], qdd[i], w0, w1, w2,
+                                                         a0, a1, a2, v0, v1, v2)
         # net force F = m v + a x h + w x (w x h) and moment N = I a + w x I w + h x v on body i
         m = P[i, MASS]
         h0 = P[i, FIRST_MOMENT]
