@@ -14,7 +14,8 @@ import pinocchio as pin
 import pytest
 
 from robodyn_ros.dynamics import RobotModel
-from robodyn_ros.identification import parameter_names, regressor, standard_parameters
+from robodyn_ros.dynamics import ModelError
+from robodyn_ros.identification import parameter_names, regressor, standard_parameters, with_parameters
 from robodyn_ros.identification import regressors as regressor_module
 from robodyn_ros.kernels import interpreted
 from test_dynamics_pinocchio import CASES, IDS, Pin, states
@@ -119,3 +120,17 @@ def test_bad_arguments_are_refused():
         regressor(model, np.zeros(n + 1), np.zeros(n + 1), np.zeros(n + 1))
     with pytest.raises(ValueError, match=f"batches of shape \\(N, {n}\\)"):
         regressor(model, np.zeros((4, n)), np.zeros((4, n)), np.zeros((3, n)))
+
+
+@pytest.mark.parametrize("name, model", list(friction_cases())[:6], ids=lambda x: x if isinstance(x, str) else "")
+def test_with_parameters_inverts_standard_parameters(name, model):
+    rng = np.random.default_rng(5)
+    pi = standard_parameters(model)
+    pi = pi * rng.uniform(0.5, 1.5, pi.size)        # another arm of the same kinematics
+    other = with_parameters(model, pi)
+    np.testing.assert_allclose(standard_parameters(other), pi, rtol=1e-12, atol=1e-12)
+    q, qd, qdd = moving_states(model, 2)
+    np.testing.assert_allclose(other.inverse_dynamics(q, qd, qdd), regressor(model, q, qd, qdd) @ pi,
+                               rtol=1e-10, atol=1e-10)
+    with pytest.raises(ModelError, match="first moment .* with zero mass"):
+        with_parameters(model, np.where(np.arange(pi.size) == 0, 0.0, pi))

@@ -16,6 +16,7 @@ import io
 import warnings
 import xml.etree.ElementTree as ET
 from contextlib import redirect_stderr
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,7 +45,8 @@ def _origin(element):
 
 def _parse(source, xml):
     try:
-        tree = ET.fromstring(xml)
+        # comments kept, for a writer that puts a model back into the file (``chain_layout``)
+        tree = ET.fromstring(xml, ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
     except ET.ParseError as exc:
         raise ModelError(f"{source}: malformed XML: {exc}") from None
     if tree.tag != "robot":
@@ -58,7 +60,7 @@ def _parse(source, xml):
         raise ModelError(f"{source}: invalid URDF: {exc}") from None
     for line in complaints.getvalue().splitlines():
         if line.strip() and not any(f'"{tag}"' in line for tag in _FOREIGN_TAGS):
-            warnings.warn(f"{source}: {line.strip()}", stacklevel=4)
+            warnings.warn(f"{source}: {line.strip()}", stacklevel=5)
     return tree, robot
 
 
@@ -156,45 +158,75 @@ def _leaves(root, children):
     return leaves
 
 
-def read_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
-              xacro_args=None):
-    """The canonical chain from ``root_link`` to ``tip_link`` of a URDF file (a .xacro one
-    expanded with ``xacro_args``), URDF XML or its bytes."""
+class ChainLayout(NamedTuple):
+    """Where the canonical chain sits in a URDF: what ``read_urdf`` reduces, and what a writer that
+    puts a model back into the file needs. ``movable[k]`` is the chain's k-th movable joint,
+    ``turns[k]`` its Q (Q e_z = axis: joint frame k is the child link's frame turned by Q) and
+    ``pre[k]`` joint frame k in the previous one (the canonical link's ``pre``). Every link
+    reached from the root without crossing a movable joint off the chain has an ``owner``, the index
+    of the joint whose body it rides on (None: the fixed base), and a ``pose`` in that joint's frame
+    (in the root link's frame for the base). ``tree`` is the XML, its comments kept."""
+    source: str
+    tree: ET.Element
+    robot: object              # urdf_parser_py's URDF
+    root_link: str
+    tip_link: str
+    movable: tuple
+    turns: tuple
+    pre: tuple
+    owner: dict
+    pose: dict
+    skipped: tuple             # movable joints off the chain: their branches are left out
+
+
+def chain_layout(path_or_xml, root_link=None, tip_link=None, xacro_args=None):
+    """The ``ChainLayout`` of the chain ``root_link`` -> ``tip_link`` of a URDF (see ``read_urdf``)."""
     source, xml = _read(path_or_xml, xacro_args)
     tree, robot = _parse(source, xml)
     root_link, tip_link, chain, children = _chain(robot, source, root_link, tip_link)
     on_chain = {joint.name for joint in chain}
-    movable = [j for j in chain if j.type in _MOVABLE]
-    if not movable:
+    if not any(j.type in _MOVABLE for j in chain):
         raise ModelError(f"{source}: no movable joint between '{root_link}' and '{tip_link}'")
-    extra = _extension(tree, source, {j.name for j in robot.joints})
-    link_by_name = {link.name: link for link in robot.links}
-
-    # Walk the tree from the root: every link gets an owner (index of the canonical joint whose body
-    # it rides on, None for the fixed base) and its pose in that joint's frame.
     owner, pose = {root_link: None}, {root_link: np.eye(4)}
-    links, bodies, skipped = [], [], []
+    movable, turns, pre, skipped = [], [], [], []
     stack = [root_link]
     while stack:
         parent = stack.pop()
         for joint in children[parent]:
-            origin = _origin(joint)
             if joint.type == "fixed":
-                owner[joint.child], pose[joint.child] = owner[parent], pose[parent] @ origin
+                owner[joint.child], pose[joint.child] = owner[parent], pose[parent] @ _origin(joint)
             elif joint.name in on_chain:
                 Q = homogeneous(_turn(joint, source))
-                links.append(_joint(joint, pose[parent] @ origin @ Q, extra.get(joint.name, {}), source))
-                bodies.append([])
-                owner[joint.child] = len(links) - 1
+                movable.append(joint)
+                turns.append(Q)
+                pre.append(pose[parent] @ _origin(joint) @ Q)
+                owner[joint.child] = len(movable) - 1
                 pose[joint.child] = Q.T   # the child link's frame is the joint frame turned back
             else:
                 skipped.append(joint.name)
                 continue
             stack.append(joint.child)
-    if skipped:
-        warnings.warn(f"{source}: left out the branches through movable joints {sorted(skipped)}, "
-                      f"which are not on the chain {root_link} -> {tip_link}", stacklevel=3)
-    for name, k in owner.items():
+    return ChainLayout(source, tree, robot, root_link, tip_link, tuple(movable), tuple(turns),
+                       tuple(pre), owner, pose, tuple(skipped))
+
+
+def read_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
+              xacro_args=None):
+    """The canonical chain from ``root_link`` to ``tip_link`` of a URDF file (a .xacro one
+    expanded with ``xacro_args``), URDF XML or its bytes."""
+    layout = chain_layout(path_or_xml, root_link, tip_link, xacro_args)
+    source, robot, pose = layout.source, layout.robot, layout.pose
+    if layout.skipped:
+        warnings.warn(f"{source}: left out the branches through movable joints "
+                      f"{sorted(layout.skipped)}, which are not on the chain {layout.root_link} -> "
+                      f"{layout.tip_link}", stacklevel=3)
+    extra = _extension(layout.tree, source, {j.name for j in robot.joints})
+    link_by_name = {link.name: link for link in robot.links}
+    links, bodies = [], []
+    for joint, pre in zip(layout.movable, layout.pre):
+        links.append(_joint(joint, pre, extra.get(joint.name, {}), source))
+        bodies.append([])
+    for name, k in layout.owner.items():
         if k is None:
             continue
         m, c, I = _body(link_by_name[name], source)
@@ -204,7 +236,7 @@ def read_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.
         for k, parts in enumerate(bodies):
             mass, com, inertia = combine_bodies(*parts) if parts else (0.0, np.zeros(3), np.zeros((3, 3)))
             links[k] = Link(**links[k], mass=mass, com=com, inertia=inertia)
-        return Chain(tuple(links), tip=pose[tip_link], gravity=gravity, name=robot.name)
+        return Chain(tuple(links), tip=pose[layout.tip_link], gravity=gravity, name=robot.name)
     except ModelError as exc:
         raise ModelError(f"{source}: {exc}") from None
 
@@ -217,7 +249,7 @@ def _turn(joint, source):
     if not norm > 0.0 or not np.isfinite(norm):
         raise ModelError(f"{where}: <axis xyz> {axis} has no direction")
     if abs(norm - 1.0) > 1e-6:
-        warnings.warn(f"{where}: axis {axis} is not a unit vector; normalised", stacklevel=4)
+        warnings.warn(f"{where}: axis {axis} is not a unit vector; normalised", stacklevel=5)
     return rotation_taking_z_to(axis / norm)
 
 

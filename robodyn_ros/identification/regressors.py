@@ -14,11 +14,16 @@ j, (0, z) for a revolute joint and (z, 0) for a prismatic one, and from frame i-
 s_f ← Rᵀ(s_f + s_n × p), s_n ← Rᵀ s_n. So row j of body i's block is s_jᵀ A_i(ω, α, a): O(n) work
 per row, n(n+1)/2 axis transports and 10-column dot products per state.
 """
+import dataclasses
+import warnings
+
 import numpy as np
 
 from ..dynamics.joint_frames import place_joint
 from ..dynamics.layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR,
                                INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC, VISCOUS)
+from ..dynamics.link import ModelError
+from ..dynamics.model import RobotModel
 from ..dynamics.newton_euler import link_motion
 from ..kernels import BOOL, C_MATRIX, FLOAT64, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows, inner_kernel, kernel
 
@@ -49,6 +54,41 @@ def standard_parameters(model, offset=False):
     if offset:
         drives = np.hstack([drives, np.zeros((n, 1))])
     return np.concatenate([bodies.ravel(), drives.ravel()])
+
+
+def with_parameters(model, pi, offset=False):
+    """``model`` with the bodies and drives of the standard parameters ``pi`` (the inverse of
+    ``standard_parameters``; an offset, which no model has, is left out). A body need not be a
+    rigid one (``identification.urdf_write`` says where that matters); one with a first moment
+    but no mass is refused: it has no centre of mass."""
+    n = model.dof
+    pi = np.asarray(pi, dtype=float)
+    if pi.shape != (columns(n, offset),):
+        raise ModelError(f"standard parameters: expected {columns(n, offset)} (the regressor's "
+                         f"layout for {n} joints, offset={bool(offset)}), got shape {pi.shape}")
+    if not np.all(np.isfinite(pi)):
+        bad = [name for name, x in zip(parameter_names(model, offset), pi) if not np.isfinite(x)]
+        raise ModelError(f"standard parameters: not finite: {bad}")
+    bodies = pi[:10 * n].reshape(n, 10)
+    drives = pi[10 * n:].reshape(n, -1)
+    links = []
+    for link, (m, hx, hy, hz, xx, xy, yy, xz, yz, zz), drive in zip(model.links, bodies, drives):
+        h = np.array([hx, hy, hz])
+        if m == 0.0 and h.any():
+            raise ModelError(f"standard parameters: joint '{link.name}': first moment {h} with "
+                             "zero mass: no body has that (no centre of mass)")
+        com = h / m if m != 0.0 else np.zeros(3)
+        # parallel axis theorem, from the joint-frame origin to the COM
+        inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) - m * (
+            com @ com * np.eye(3) - np.outer(com, com))
+        with warnings.catch_warnings():   # a body beyond the triangle inequality: the caller's call
+            warnings.simplefilter("ignore")
+            try:
+                links.append(dataclasses.replace(   # the drive columns are named as Link's fields
+                    link, mass=m, com=com, inertia=inertia, **dict(zip(DRIVE_COLUMNS, drive))))
+            except ModelError as exc:
+                raise ModelError(f"standard parameters: {exc}") from None
+    return RobotModel(links, model.tip, model.gravity, model.name)
 
 
 @inner_kernel
