@@ -72,6 +72,9 @@ def parse_args(argv):
                         help="the simulator's engine (default: robodyn; mujoco needs the extra)")
     parser.add_argument("--urdf", metavar="FILE", help="robot description (default: the "
                         "package's urdf/puma560.urdf)")
+    parser.add_argument("--record", type=Path, metavar="DIR", help="record each run into an "
+                        "MCAP bag DIR/<run> (joint states, effort commands, controller state, "
+                        "diagnostics)")
     args = parser.parse_args(argv)
     for rate in args.rates:
         if rate <= 0 or abs(1000.0 / rate - round(1000.0 / rate)) > 1e-9:
@@ -97,6 +100,12 @@ def main(argv=None) -> int:
         urdf = find_share_file("urdf/puma560.urdf")
     runs = [(rate, payload) for payload in ([0.0, args.payload] if args.payload else [0.0])
             for rate in args.rates]
+    taken = [str(_bag_path(args.record, *run)) for run in runs
+             if args.record and _bag_path(args.record, *run).exists()]
+    if taken:
+        print(f"--record: {', '.join(taken)} exist already (a bag is never overwritten)",
+              file=sys.stderr)
+        return 2
     print(f"PUMA 560 computed-torque control, 004 §5: Kp = {KP:g}, Kv = {KV:g}, "
           f"{_degrees(Q_START)} -> {_degrees(Q_GOAL)} deg, quintic over {args.duration:g} s\n"
           f"plant: the simulator's {args.engine} engine; "
@@ -108,10 +117,13 @@ def main(argv=None) -> int:
     warm_up()
     started = time.monotonic()
     results = run_all("robodyn_demo_", runs, lambda logs, rate, payload: run_once(
-        urdf, rate, payload, args.duration, logs, engine=args.engine))
+        urdf, rate, payload, args.duration, logs, engine=args.engine,
+        bag=_bag_path(args.record, rate, payload) if args.record else None))
     wall = time.monotonic() - started
     print_table(results)
     print(f"wall time {wall:.1f} s")
+    if args.record:
+        print("bags: " + ", ".join(r["bag"] for r in results))
     write_outputs(args.plot, args.json, results, plot, {
         "bound_rad": BOUND, "engine": args.engine, "kp": KP, "kv": KV,
         "start_deg": Q_START, "goal_deg": Q_GOAL, "duration_s": args.duration, "wall_time_s": wall,
@@ -129,8 +141,25 @@ def _label(rate, payload):
     return name + (f" +{payload:g} kg" if payload else "")
 
 
+def _bag_path(directory: Path, rate, payload) -> Path:
+    return directory / _label(rate, payload).replace(" ", "_")
+
+
+def _recorder(node, bag: Path):
+    """A BagRecorder (the identify extra: rosbags) on ``node`` of the joint states, the effort
+    commands, the controller's state and /diagnostics."""
+    from robodyn_ros.nodes.controller_state import TOPIC, ControllerStatePublisher
+    from robodyn_ros.nodes.recorder import BagRecorder, type_name
+    return BagRecorder(node, bag, [
+        ("/joint_states", "sensor_msgs/msg/JointState"),
+        ("/effort_controller/commands", "std_msgs/msg/Float64MultiArray"),
+        (f"/{CONTROLLER}/{TOPIC.removeprefix('~/')}",
+         type_name(ControllerStatePublisher.message_type())),
+        ("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")])
+
+
 def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Path,
-             engine: str = "robodyn") -> dict:
+             engine: str = "robodyn", bag: Path | None = None) -> dict:
     from rclpy.experimental import EventsExecutor
     from rclpy.node import Node
     from rclpy.parameter import Parameter
@@ -158,6 +187,7 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
         node = Node("puma560_demo", parameter_overrides=[Parameter("use_sim_time", value=True)])
         executor = EventsExecutor()
         executor.add_node(node)
+        recorder = None if bag is None else _recorder(node, bag)
         states, commands = [], [0]
         node.create_subscription(
             JointState, "/joint_states",
@@ -169,8 +199,12 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
                                                f"/{CONTROLLER}/joint_trajectory", 10)
         try:
             # the controller holds the start once it answers states; then send the motion
+            # recording: and every topic recorded, so that the bag has them all for the whole
+            # motion (the controller publishes its state once it has seen a listener)
             spin_until(executor, procs, lambda: commands[0] > 10 and states
-                        and trajectory_pub.get_subscription_count() > 0, STARTUP_TIMEOUT,
+                        and trajectory_pub.get_subscription_count() > 0
+                        and (recorder is None or min(recorder.counts.values()) > 0),
+                        STARTUP_TIMEOUT,
                         f"{label}: waiting for the simulator and the controller")
             joints = states[-1][1]
             start = states[-1][0] + LEAD_IN
@@ -185,6 +219,8 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
             realtime = record(executor, procs, lambda: states[-1][0], start, duration + SETTLE,
                               label, LEAD_IN)
         finally:
+            if recorder is not None:
+                recorder.close()
             node.destroy_node()
     # the same reference as the controller's: its sampler, holding the start, then the motion
     sampler = TrajectorySampler(joints, q_start, time=0.0)
@@ -202,7 +238,7 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
             "max_error_rad": dict(zip(joints, max_error.tolist())),
             "below_bound": bool(np.all(max_error < BOUND)), "samples": len(t),
             "missing_samples": int(np.sum(np.round(steps * rate) - 1)), "wall_s": wall,
-            "realtime_factor": realtime,
+            "realtime_factor": realtime, **({"bag": str(bag)} if bag else {}),
             "t": t - start, "error": error}
 
 

@@ -14,7 +14,8 @@ CORE = ["robodyn_ros.dynamics", "robodyn_ros.dynamics.description",
         "robodyn_ros.processes",
         "robodyn_ros.reasons", "robodyn_ros.complexity", "robodyn_ros.cli",
         "robodyn_ros.sim.robodyn_engine", "robodyn_ros.sim.mujoco_engine",
-        "robodyn_ros.sim.check_urdf"]
+        "robodyn_ros.sim.check_urdf", "robodyn_ros.identification", "robodyn_ros.identification.bag",
+        "robodyn_ros.identification.base", "robodyn_ros.identification.urdf_write"]
 
 
 def test_core_modules_do_not_import_rclpy():
