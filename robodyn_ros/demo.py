@@ -160,17 +160,6 @@ def _recorder(node, bag: Path):
 
 def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Path,
              engine: str = "robodyn", bag: Path | None = None) -> dict:
-    from rclpy.experimental import EventsExecutor
-    from rclpy.node import Node
-    from rclpy.parameter import Parameter
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-    from robodyn_ros.control import JointTrajectory as Trajectory
-    from robodyn_ros.control import TrajectorySampler
-    from robodyn_ros.nodes.common import stamp_parts, stamp_seconds
-
     label = _label(rate, payload)
     q_start, q_goal = np.radians(Q_START), np.radians(Q_GOAL)
     started = time.monotonic()
@@ -183,63 +172,110 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
         procs.start(CONTROLLER, "robodyn_ros.nodes.controller", {
             "urdf_file": urdf, "use_sim_time": "true", "control_law": "computed_torque",
             "kp": KP, "kd": KV, "friction": "false", "rate": 0.0, "state_timeout": 0.5})
-
-        node = Node("puma560_demo", parameter_overrides=[Parameter("use_sim_time", value=True)])
-        executor = EventsExecutor()
-        executor.add_node(node)
-        recorder = None if bag is None else _recorder(node, bag)
-        states, commands = [], [0]
-        node.create_subscription(
-            JointState, "/joint_states",
-            lambda m: states.append((stamp_seconds(m.header.stamp), list(m.name),
-                                     np.array(m.position))), 100)
-        node.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                                 lambda m: commands.__setitem__(0, commands[0] + 1), 100)
-        trajectory_pub = node.create_publisher(JointTrajectory,
-                                               f"/{CONTROLLER}/joint_trajectory", 10)
-        try:
-            # the controller holds the start once it answers states; then send the motion
-            # recording: and every topic recorded, so that the bag has them all for the whole
-            # motion (the controller publishes its state once it has seen a listener)
-            spin_until(executor, procs, lambda: commands[0] > 10 and states
-                        and trajectory_pub.get_subscription_count() > 0
-                        and (recorder is None or min(recorder.counts.values()) > 0),
-                        STARTUP_TIMEOUT,
-                        f"{label}: waiting for the simulator and the controller")
-            joints = states[-1][1]
-            start = states[-1][0] + LEAD_IN
-            end = start + duration + SETTLE
-            msg = JointTrajectory(joint_names=joints, points=[JointTrajectoryPoint(
-                positions=q_goal.tolist(), velocities=[0.0] * 6, accelerations=[0.0] * 6)])
-            point = msg.points[0]
-            point.time_from_start.sec, point.time_from_start.nanosec = stamp_parts(duration)
-            msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_parts(start)
-            trajectory_pub.publish(msg)
-            first = len(states)
-            realtime = record(executor, procs, lambda: states[-1][0], start, duration + SETTLE,
-                              label, LEAD_IN)
-        finally:
-            if recorder is not None:
-                recorder.close()
-            node.destroy_node()
-    # the same reference as the controller's: its sampler, holding the start, then the motion
-    sampler = TrajectorySampler(joints, q_start, time=0.0)
-    sampler.set_trajectory(Trajectory(joints, [duration], [q_goal], [np.zeros(6)],
-                                      [np.zeros(6)]), now=states[first][0], start_time=start)
-    recorded = [(t, q) for t, _, q in states[first:] if t <= end]
-    t = np.array([s for s, _ in recorded])
-    error = np.array([sampler.sample(s)[0] for s in t]) - np.array([q for _, q in recorded])
-    max_error = np.abs(error).max(axis=0)
-    steps = np.diff(t)
+        with Loop(procs, bag) as loop:
+            loop.wait_until_ready(label)
+            result = loop.motion(q_start, q_goal, duration, label, rate)
     wall = time.monotonic() - started
-    print(f"\r  {label:>16s}: done, {len(t)} samples, max |e| = {max_error.max():.2e} rad, "
-          f"real-time factor {realtime:.2f}, {wall:.1f} s wall")
-    return {"label": label, "rate_hz": rate, "payload_kg": payload, "joints": joints,
-            "max_error_rad": dict(zip(joints, max_error.tolist())),
-            "below_bound": bool(np.all(max_error < BOUND)), "samples": len(t),
-            "missing_samples": int(np.sum(np.round(steps * rate) - 1)), "wall_s": wall,
-            "realtime_factor": realtime, **({"bag": str(bag)} if bag else {}),
-            "t": t - start, "error": error}
+    print(f"\r  {label:>16s}: done, {result['samples']} samples, max |e| = "
+          f"{max(result['max_error_rad'].values()):.2e} rad, "
+          f"real-time factor {result['realtime_factor']:.2f}, {wall:.1f} s wall")
+    return {"label": label, "rate_hz": rate, "payload_kg": payload, **result, "wall_s": wall,
+            **({"bag": str(bag)} if bag else {})}
+
+
+class Loop:
+    """This process's side of a running loop: a node (on simulated time) that records the joint
+    states, counts the commands, sends the controller joint trajectories and, given a bag path,
+    records the loop's topics into it."""
+
+    def __init__(self, procs: NodeProcesses, bag: Path | None = None):
+        from rclpy.experimental import EventsExecutor
+        from rclpy.node import Node
+        from rclpy.parameter import Parameter
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+        from trajectory_msgs.msg import JointTrajectory
+
+        from robodyn_ros.nodes.common import stamp_seconds
+
+        self.procs = procs
+        self.node = Node("puma560_demo", parameter_overrides=[Parameter("use_sim_time", value=True)])
+        self.executor = EventsExecutor()
+        self.executor.add_node(self.node)
+        self.recorder = None if bag is None else _recorder(self.node, bag)
+        self.states, self.commands = [], [0]
+        self.node.create_subscription(
+            JointState, "/joint_states",
+            lambda m: self.states.append((stamp_seconds(m.header.stamp), list(m.name),
+                                          np.array(m.position))), 100)
+        self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                      lambda m: self.commands.__setitem__(0, self.commands[0] + 1), 100)
+        self.trajectory_pub = self.node.create_publisher(JointTrajectory,
+                                                         f"/{CONTROLLER}/joint_trajectory", 10)
+
+    def spin_until(self, done, timeout, what):
+        spin_until(self.executor, self.procs, done, timeout, what)
+
+    @property
+    def now(self) -> float:
+        """The simulated time of the last joint state."""
+        return self.states[-1][0]
+
+    def wait_until_ready(self, label):
+        """Until the controller answers states (it then holds the start) and, when recording,
+        every recorded topic has had a message, so that the bag has them all for the whole motion
+        (the controller publishes its state once it has seen a listener)."""
+        self.spin_until(lambda: self.commands[0] > 10 and self.states
+                        and self.trajectory_pub.get_subscription_count() > 0
+                        and (self.recorder is None or min(self.recorder.counts.values()) > 0),
+                        STARTUP_TIMEOUT, f"{label}: waiting for the simulator and the controller")
+
+    def motion(self, q_from, q_to, duration, label, rate) -> dict:
+        """The quintic rest-to-rest motion from the controller's hold position ``q_from`` to
+        ``q_to`` over ``duration`` s (one JointTrajectory point, LEAD_IN s ahead), recorded for
+        SETTLE s more; its tracking error against the controller's own reference."""
+        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+        from robodyn_ros.control import JointTrajectory as Trajectory
+        from robodyn_ros.control import TrajectorySampler
+        from robodyn_ros.nodes.common import stamp_parts
+
+        joints = self.states[-1][1]
+        start = self.now + LEAD_IN
+        end = start + duration + SETTLE
+        msg = JointTrajectory(joint_names=joints, points=[JointTrajectoryPoint(
+            positions=list(q_to), velocities=[0.0] * len(joints), accelerations=[0.0] * len(joints))])
+        point = msg.points[0]
+        point.time_from_start.sec, point.time_from_start.nanosec = stamp_parts(duration)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_parts(start)
+        self.trajectory_pub.publish(msg)
+        first = len(self.states)
+        realtime = record(self.executor, self.procs, lambda: self.now, start, duration + SETTLE,
+                          label, LEAD_IN)
+        # the same reference as the controller's: its sampler, holding q_from, then the motion
+        sampler = TrajectorySampler(joints, np.asarray(q_from, dtype=float), time=0.0)
+        sampler.set_trajectory(Trajectory(joints, [duration], [np.asarray(q_to, dtype=float)],
+                                          [np.zeros(len(joints))], [np.zeros(len(joints))]),
+                               now=self.states[first][0], start_time=start)
+        recorded = [(t, q) for t, _, q in self.states[first:] if t <= end]
+        t = np.array([s for s, _ in recorded])
+        error = np.array([sampler.sample(s)[0] for s in t]) - np.array([q for _, q in recorded])
+        max_error = np.abs(error).max(axis=0)
+        return {"joints": joints, "max_error_rad": dict(zip(joints, max_error.tolist())),
+                "below_bound": bool(np.all(max_error < BOUND)), "samples": len(t),
+                "missing_samples": int(np.sum(np.round(np.diff(t) * rate) - 1)),
+                "realtime_factor": realtime, "t": t - start, "error": error}
+
+    def close(self):
+        if self.recorder is not None:
+            self.recorder.close()
+        self.node.destroy_node()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def print_table(results):
