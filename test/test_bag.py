@@ -261,19 +261,30 @@ def test_too_few_samples(tmp_path, storage):
     assert len(read_joint_states(path, min_samples=50).t) == 50
 
 
-def test_times_must_increase(tmp_path, storage):
-    t = T.copy()
-    t[70] = t[69]  # a repeated stamp: received later, stamped the same
-    path = tmp_path / "bag"
+def write_stamped(path, storage, t):
     with BagWriter(path, storage) as bag:
         bag.add_topic("/joint_states", JOINT_STATE)
         for k in range(N):
-            bag.write_message("/joint_states", ns(T[k]), joint_state(t[k], NAMES,
-                                                                     Q[k]))
+            bag.write_message("/joint_states", ns(T[k]), joint_state(t[k], NAMES, Q[k]))
+
+
+def test_times_must_increase(tmp_path, storage):
+    t = T.copy()
+    t[70] = t[68]  # received later, stamped earlier
+    write_stamped(tmp_path / "bag", storage, t)
     with pytest.raises(BagError, match="bag: /joint_states: the header times are not increasing: "
-                                       "message 70 at 2.069000000 s follows message 69 at "
+                                       "message 70 at 2.068000000 s follows message 69 at "
                                        "2.069000000 s"):
-        read_joint_states(path)
+        read_joint_states(tmp_path / "bag")
+
+
+def test_a_state_published_again_is_read_once(tmp_path, storage):
+    t = T.copy()
+    t[70] = t[69]  # the same state again (a lockstep simulator repeats it for a restarted controller)
+    write_stamped(tmp_path / "bag", storage, t)
+    recording = read_joint_states(tmp_path / "bag")
+    assert len(recording.t) == N - 1 and recording.dropped == 1
+    np.testing.assert_array_equal(recording.position, np.delete(Q, 70, axis=0))
 
 
 def test_velocity_in_some_messages_only(tmp_path, storage):

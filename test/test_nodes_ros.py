@@ -54,6 +54,30 @@ def test_closed_loop_holds_the_start_then_converges_on_sim_time(rig):
                    timeout=60.0, what="convergence on the goal")
 
 
+def test_lockstep_publishes_an_unanswered_state_again_and_stands_still(rig, model):
+    """A controller reconfigured while the simulator waits for its answer never heard the state
+    it should answer: the simulator publishes it again (same stamp, same values), time stands."""
+    sim = rig.simulator(lockstep=True, command_timeout=30.0, publish_rate=1000.0)
+    seen = []
+    rig.probe.create_subscription(
+        JointState, f"{rig.ns}/joint_states",
+        lambda m: seen.append((m.header.stamp.sec, m.header.stamp.nanosec, tuple(m.position))), 100)
+    command = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
+    wait_for_subscriber(rig, command)
+    rig.spin_until(lambda: seen, what="the braked simulator's states")
+    command.publish(Float64MultiArray(data=model.gravity_torques(sim.q).tolist()))
+    rig.spin_until(lambda: sim._command_time is not None and not sim._braked, what="the command")
+    rig.spin_for(0.2)                       # the step the command makes, the state it leads to
+    stepped, count = sim.time_ns, len(seen)
+    rig.spin_for(0.6)
+    assert sim.time_ns == stepped           # no answer: no step
+    again = seen[count:]
+    assert 3 <= len(again) <= 8, again      # every 0.1 s (wall), give or take a loaded machine
+    assert set(again) == {(*divmod(stepped, 1_000_000_000), tuple(sim.q))}
+    command.publish(Float64MultiArray(data=model.gravity_torques(sim.q).tolist()))
+    rig.spin_until(lambda: sim.time_ns > stepped, what="the step the answer makes")
+
+
 # ---------------------------------------------------------------------------- bad input
 def test_bad_joint_states_are_rejected_and_a_safe_command_follows(rig, model):
     ctl = rig.controller(state_timeout=0.2)

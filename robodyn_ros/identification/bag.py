@@ -95,12 +95,13 @@ def read_joint_states(bag, joints: Sequence[str] | None = None, topic: str = "/j
         if len(received) < min_samples:
             raise BagError(f"{path}: {len(received)} messages on {topic}, fewer than "
                            f"min_samples = {min_samples}")
-        time_ns, time_source = _time_base(path, topic, stamps, received)
+        time_ns, time_source, keep = _time_base(path, topic, stamps, received)
         effort_source = "joint_states" if fields["effort"] is not None else None
-        keep = np.ones(len(received), dtype=bool)
         if effort_topic is not None:
-            keep, torques = _efforts(reader, path, effort_topic, joint_names, effort_joints,
-                                     received, stamps)
+            paired, torques = _efforts(reader, path, effort_topic, joint_names, effort_joints,
+                                       received, stamps)
+            torques = torques[keep[paired]]
+            keep &= paired
             fields["effort"], effort_source = None, effort_topic
     for name, values in fields.items():
         _check_finite(path, topic, name, values, joint_names, time_ns)
@@ -236,20 +237,23 @@ def _stacked(path, topic, field, values, n):
 
 
 def _time_base(path, topic, stamps, received):
-    """The states' times (ns): their header stamps, or the receive times when every stamp is 0."""
+    """The states' times (ns): their header stamps, or the receive times when every stamp is 0;
+    and which states to keep: a state whose stamp repeats the one before is the same state
+    published again (a lockstep simulator does, for a controller that restarted) and is left out."""
     # a zero stamp among others is an instant (simulated time starts at 0); if it is not the
     # first, the times do not increase
     if not stamps.any():
         time_ns, source = received, "receive"
     else:
         time_ns, source = stamps, "header"
-    back = np.flatnonzero(np.diff(time_ns) <= 0)
+    steps = np.diff(time_ns)
+    back = np.flatnonzero(steps < 0 if source == "header" else steps <= 0)
     if back.size:
         k = int(back[0]) + 1
         raise BagError(f"{path}: {topic}: the {source} times are not increasing: message {k} at "
                        f"{time_ns[k] * 1e-9:.9f} s follows message {k - 1} at "
                        f"{time_ns[k - 1] * 1e-9:.9f} s")
-    return time_ns, source
+    return time_ns, source, np.concatenate(([True], steps > 0))
 
 
 def _check_finite(path, topic, field, values, joint_names, time_ns):

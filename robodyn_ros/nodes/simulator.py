@@ -14,7 +14,10 @@ the arm where it is; after ``command_timeout`` without a command the effort is z
 With ``lockstep`` a tick integrates only once a command has arrived since the last published
 state (the controller's answer to it): a late answer then delays the simulation instead of
 being replaced by the previous command, so the loop is the sampled-data loop on paper whatever
-the load on the machine. It expects one command per state (the controller's ``rate: 0``).
+the load on the machine. It expects one command per state (the controller's ``rate: 0``). A
+state left unanswered for LOCKSTEP_REPEAT s (wall) is published again, same stamp and values: a
+controller reconfigured meanwhile (cleanup makes new subscriptions) never heard it, and would
+wait for a state while the simulator waits for its answer.
 
 ``/diagnostics`` reports the real-time factor, the brake, a command timeout, rejected commands,
 clamped efforts, position-limit stops and failed integration steps. A failed step (a non-finite
@@ -43,6 +46,8 @@ from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagno
                      Parameters, steady_clock)
 from .description import load_model, robot_description_source, when_described
 from .messages import SerializedJointState
+
+LOCKSTEP_REPEAT = 0.1   # s (wall) before an unanswered state is published again
 
 
 def schema():
@@ -201,6 +206,10 @@ class ArmSimulator(Node):
                     self.get_logger().warning(f"no command for {self._timeout} s: zero effort")
             elif self._lockstep and not self._answered:
                 self._deferred = True  # the answer will make this tick's step
+                if time.monotonic() - self._published_at > LOCKSTEP_REPEAT:
+                    # the same state again, for a controller that (re)started meanwhile
+                    self._published_at = time.monotonic()
+                    self._state_pub.publish(self._state_sent)
                 return
             self._integrate()
         self._advance_time()
@@ -225,6 +234,7 @@ class ArmSimulator(Node):
         self._publish()
 
     def _publish(self):
+        self._published_at = time.monotonic()
         sec, nanosec = divmod(self.time_ns, 1_000_000_000)
         self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, nanosec
         self._clock_pub.publish(self._clock_msg)
@@ -236,7 +246,8 @@ class ArmSimulator(Node):
         np.take(q, o, out=s.position)
         np.take(qd, o, out=s.velocity)
         np.take(self.engine.applied(self._tau), o, out=s.effort)
-        self._state_pub.publish(s.write(sec, nanosec))
+        self._state_sent = s.write(sec, nanosec)
+        self._state_pub.publish(self._state_sent)
 
 
 def main(args=None):
