@@ -9,6 +9,10 @@ COMMANDS = {
     "demo": ("robodyn_ros.demo", "PUMA 560 computed-torque closed loop over real DDS (004 §5); "
              "--stewart: the Stewart platform's on Path I"),
     "stewart-path": ("robodyn_ros.stewart.path_study", "Stewart platform Paths I-III (002 §4)"),
+    "excite": ("robodyn_ros.identification.excite_cli", "an excitation trajectory for "
+               "identification (Fourier series, optimised for cond(W_base)) as a goal YAML"),
+    "identify": ("robodyn_ros.identification.identify_cli", "a model from a recorded bag: base "
+                 "parameters, a consistent estimate, the identified URDF"),
     "bench": ("robodyn_ros.benchmarks", "benchmarks against Pinocchio, printed and as JSON"),
     "fuzz": ("robodyn_ros.fuzz.run", "hostile inputs to the nodes over DDS while valid "
              "joint states flow at 1 kHz"),

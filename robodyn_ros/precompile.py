@@ -20,8 +20,11 @@ def main(argv=None):
     from .stewart.model import LEG_MODELS
     from .stewart.warmup import hexapod, warm_up as stewart_warm_up
 
+    from .identification.regressors import warm_up as regressor_warm_up
+
     start = time.monotonic()
     dynamics_warm_up(forward=True, every_call=True)
+    regressor_warm_up()
     cycle_steps_warm_up()
     for leg_model in LEG_MODELS:
         stewart_warm_up(hexapod(leg_model), every_call=True)

@@ -25,7 +25,9 @@ from ..dynamics.layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT,
 from ..dynamics.link import ModelError
 from ..dynamics.model import RobotModel
 from ..dynamics.newton_euler import link_motion
-from ..kernels import BOOL, C_MATRIX, FLOAT64, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows, inner_kernel, kernel
+from ..kernels import (BOOL, C_MATRIX, FLOAT64, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows,
+                       inner_kernel, kernel)
+from ..kernels import warm_up as _warm_up
 
 BODY_COLUMNS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 DRIVE_COLUMNS = ("armature", "viscous", "coulomb_positive", "coulomb_negative")
@@ -212,3 +214,16 @@ def regressor(model, q, qd, qdd, offset=False):
     by_rows(lambda a, b: regressor_batch(model.params, q[a:b], qd[a:b], qdd[a:b], offset, Y[a:b]),
             q.shape[0])
     return Y
+
+
+def warm_up(notify=print):
+    """Compile (or load from numba's cache) the regressor kernels, one state and a batch, with and
+    without the offset column, on a one-link arm whose argument types match any model's."""
+    def exercise():
+        from ..dynamics.link import Link
+        model = RobotModel([Link("j", mass=1.0, com=np.array([0.1, 0.0, 0.0]), inertia=np.eye(3))])
+        q, Q = np.zeros(1), np.zeros((1, 1))
+        for offset in (False, True):
+            regressor(model, q, q, q, offset)
+            regressor(model, Q, Q, Q, offset)
+    return _warm_up("regressor kernels", exercise, notify)

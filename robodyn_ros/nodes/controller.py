@@ -120,8 +120,12 @@ class ComputedTorqueController(ManagedNode):
             self._action = self.own(TrajectoryAction(
                 self, self.loop, self._tolerances(order.dof), 1.0 / p["action_monitor_rate"]))
         cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
+        source = p["urdf_file"] or ("robot_description parameter" if p["robot_description"].strip()
+                                    else "/robot_description")
+        masses = ", ".join(f"{link.mass:.4g}" for link in self.model.links)
         self.get_logger().info(f"{type(self.loop.law).__name__} on joints {self.joints}, "
-                               f"commands on {p['command_topic']} ({cadence})")
+                               f"commands on {p['command_topic']} ({cadence}); model from "
+                               f"{source}, link masses [{masses}] kg")
 
     def _tolerances(self, dof) -> Tolerances:
         p, per_joint = self.params, []

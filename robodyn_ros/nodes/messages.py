@@ -1,5 +1,5 @@
-"""Messages shared by the nodes: the one trajectory_msgs/JointTrajectory conversion to the ROS-free
-:class:`~robodyn_ros.control.JointTrajectory`, and the one place control_msgs is imported.
+"""Messages shared by the nodes: the one trajectory_msgs/JointTrajectory conversion to and from the
+ROS-free :class:`~robodyn_ros.control.JointTrajectory`, and the one place control_msgs is imported.
 
 control_msgs is not on PyPI (a ROS machine has ros-jazzy-control-msgs from apt; ``make`` builds it
 into the venv when its source is at hand). Without it the nodes run with topics only and say so.
@@ -13,7 +13,7 @@ import numpy as np
 from rclpy.serialization import deserialize_message, serialize_message
 
 from ..control import JointTrajectory, TrajectoryError
-from .common import stamp_seconds
+from .common import stamp_parts, stamp_seconds
 
 try:
     from control_msgs.action import FollowJointTrajectory
@@ -42,6 +42,23 @@ def trajectory_from_message(msg) -> tuple[JointTrajectory, float]:
                           for i, p in enumerate(points)],
         [p.positions for p in points], velocities, accelerations)
     return trajectory, stamp_seconds(msg.header.stamp, "header.stamp")
+
+
+def trajectory_message(trajectory: JointTrajectory, start: float = 0.0):
+    """A trajectory_msgs/JointTrajectory of ``trajectory`` whose header stamp is ``start`` (s; 0:
+    "now", as a controller reads it)."""
+    from trajectory_msgs.msg import JointTrajectory as Message
+    from trajectory_msgs.msg import JointTrajectoryPoint
+
+    msg = Message(joint_names=list(trajectory.joint_names))
+    msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_parts(start)
+    fields = [(name, getattr(trajectory, name)) for name in ("positions", "velocities", "accelerations")
+              if getattr(trajectory, name) is not None]
+    for i, t in enumerate(trajectory.times):
+        point = JointTrajectoryPoint(**{name: values[i].tolist() for name, values in fields})
+        point.time_from_start.sec, point.time_from_start.nanosec = stamp_parts(t)
+        msg.points.append(point)
+    return msg
 
 
 def _reader(raw: bytes):
