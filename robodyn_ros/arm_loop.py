@@ -56,10 +56,12 @@ class Loop:
         self.executor.add_node(self.node)
         self.recorder = None if bag is None else recorder(self.node, bag)
         self.states, self.commands = [], [0]
-        self.node.create_subscription(
-            JointState, "/joint_states",
-            lambda m: self.states.append((stamp_seconds(m.header.stamp), list(m.name),
-                                          np.array(m.position))), 100)
+        def on_state(m):
+            t = stamp_seconds(m.header.stamp)
+            if not self.states or t != self.states[-1][0]:   # not the same state published again
+                self.states.append((t, list(m.name), np.array(m.position)))
+
+        self.node.create_subscription(JointState, "/joint_states", on_state, 100)
         self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
                                       lambda m: self.commands.__setitem__(0, self.commands[0] + 1), 100)
         self.trajectory_pub = self.node.create_publisher(JointTrajectory,

@@ -16,15 +16,15 @@ import pytest
 
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.identification import regressor, standard_parameters
-from robodyn_ros.identification.bag import Recording, write_joint_states
-from robodyn_ros.identification.excitation import FourierSeries
+from robodyn_ros.identification.bag import write_joint_states
 from robodyn_ros.identification.identify import IdentificationError, identify
 from robodyn_ros.identification.identify_cli import main as identify_main
+from robodyn_ros.identification.synthetic import fourier_motion, synthetic_run
 from robodyn_ros.identify_demo import plant_model
 
 from conftest import URDF
 
-RATE = 1000.0
+RATE = 1000.0   # Hz, synthetic_run's default
 
 
 @pytest.fixture(scope="module")
@@ -39,24 +39,11 @@ def plant(nominal):
     return plant_model(nominal)
 
 
-def excitation(model, seconds=20.0, seed=1, joints=slice(None)):
-    """q, qd, qdd at RATE of a random Fourier series (period 10 s, 5 harmonics) from rest at the
-    004 start; ``joints``: which joints move (the others stay put)."""
-    rng = np.random.default_rng(seed)
-    free = np.zeros((model.dof, 8))
-    free[joints] = rng.normal(0.0, 0.12, free[joints].shape)
-    series = FourierSeries.from_free(model.joint_names, np.radians([90, 0, 90, 0, 0, 0]), 10.0, free)
-    t = np.arange(0.0, seconds, 1.0 / RATE)
-    return (t, *series.evaluate(t))
+START = np.radians([90, 0, 90, 0, 0, 0])   # the 004 start
 
 
-def run(plant, nominal, noise=0.0, seed=1, **motion):
-    t, q, qd, qdd = excitation(nominal, seed=seed, **motion)
-    tau = plant.inverse_dynamics(q, qd, qdd)
-    tau += np.random.default_rng(seed + 100).normal(0.0, noise, tau.shape)
-    return Recording(t=t, time_ns=np.round(t * 1e9).astype(np.int64), joint_names=nominal.joint_names,
-                     position=q, velocity=qd, effort=tau, source="synthetic run", time_source="header",
-                     effort_source="joint_states")
+def run(plant, nominal, noise=0.0, seed=1, seconds=20.0, **motion):
+    return synthetic_run(plant, START, seconds, noise=noise, seed=seed, **motion)
 
 
 def test_noiseless_run_gives_the_true_base_parameters(plant, nominal):
@@ -112,7 +99,7 @@ def test_identify_command_on_a_bag_writes_the_identified_urdf(plant, nominal, tm
     printed = capsys.readouterr().out
     assert "cond(W_base)" in printed and "held-out / base" in printed
     identified = RobotModel.from_urdf(out)
-    t, q, qd, qdd = excitation(nominal, seconds=3.0, seed=9)   # a motion the run never made
+    t, q, qd, qdd = fourier_motion(nominal, START, 3.0, seed=9)   # a motion the run never made
     expected = plant.inverse_dynamics(q, qd, qdd)
     error = identified.inverse_dynamics(q, qd, qdd) - expected
     assert np.sqrt(np.mean(error ** 2)) < 1e-2 * np.sqrt(np.mean(expected ** 2))
@@ -137,5 +124,5 @@ def test_identify_command_refuses_a_bag_without_the_topic(nominal, tmp_path, cap
 
 def test_regressor_of_the_plant_is_the_one_identify_uses(plant, nominal):
     """The plant differs from the nominal model in parameters only: one regressor serves both."""
-    t, q, qd, qdd = excitation(nominal, seconds=0.05)
+    t, q, qd, qdd = fourier_motion(nominal, START, 0.05)
     np.testing.assert_array_equal(regressor(plant, q, qd, qdd), regressor(nominal, q, qd, qdd))

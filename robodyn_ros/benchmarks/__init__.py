@@ -13,9 +13,10 @@ SUITES = {
     "dynamics": "robodyn_ros.benchmarks.dynamics",
     "control": "robodyn_ros.benchmarks.control",
     "stewart": "robodyn_ros.benchmarks.stewart",
+    "identification": "robodyn_ros.benchmarks.identification",
     "latency": "robodyn_ros.benchmarks.latency",
 }
-DEFAULT = ["dynamics", "control", "stewart"]
+DEFAULT = ["dynamics", "control", "stewart", "identification"]
 
 
 def _print(name, result):

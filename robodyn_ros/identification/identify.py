@@ -67,6 +67,7 @@ class Identification:
     method: str
     held_out: tuple          # (t, measured tau, tau of the identified model) of the held-out data
     held_out_nominal: np.ndarray   # tau of the nominal model there
+    seconds: dict            # wall time of each stage: filtering, regressor, least squares, consistent
 
     def report(self):
         """A JSON-ready summary: fits, cond(W_base), parameters with standard deviations."""
@@ -84,8 +85,8 @@ class Identification:
             "consistent_parameters": dict(zip(self.names, self.parameters.tolist())),
             "nominal_parameters": dict(zip(self.names, standard_parameters(self.nominal).tolist())),
             "min_pseudo_inertia_eigenvalue": float(np.min(self.consistent.min_eigenvalues)),
-            "solver": {"iterations": self.consistent.iterations, "converged": self.consistent.converged,
-                       "message": self.consistent.message},
+            "solver": {"iterations": self.consistent.iterations, "converged": self.consistent.converged},
+            "seconds": self.seconds,
         }
 
 
@@ -98,9 +99,14 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     started = time.monotonic()
+    seconds, lap = {}, [started]
 
-    def say(text):
-        progress(f"[{time.monotonic() - started:6.1f} s] {text}")
+    def say(text, stage=None):
+        now = time.monotonic()
+        if stage:
+            seconds[stage] = now - lap[0]
+        lap[0] = now
+        progress(f"[{now - started:6.1f} s] {text}")
 
     if holdout is None:
         if not 0.0 < holdout_fraction < 1.0:
@@ -114,7 +120,7 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
     data = {}
     for name, part in (("training", training), ("held-out", held_out)):
         data[name] = _states(model, part, cutoff_hz, effort_delay, name)
-        say(f"{name}: {len(data[name][0])} states filtered at {cutoff_hz:g} Hz")
+        say(f"{name}: {len(data[name][0])} states filtered at {cutoff_hz:g} Hz", f"filter {name}")
     t, q, qd, qdd, tau = data["training"]
     needed = MIN_SAMPLES_PER_PARAMETER * base.count // model.dof
     if len(t) < needed:
@@ -124,10 +130,10 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
     Y = regressor(model, q, qd, qdd)
     W = base.base_regressor(Y)
     _check_excitation(W.reshape(-1, base.count), base, recording.source)
-    say(f"regressor {W.shape[0] * W.shape[1]} rows x {W.shape[2]} base columns")
+    say(f"regressor {W.shape[0] * W.shape[1]} rows x {W.shape[2]} base columns", "regressor")
     estimator = ordinary_least_squares if method == "ols" else weighted_least_squares
-    least_squares = estimator(W, tau)
-    say(f"{method.upper()}: cond(W_base) = {least_squares.condition:.3g}")
+    least_squares = _correlated(estimator(W, tau), float(np.median(np.diff(t))), cutoff_hz)
+    say(f"{method.upper()}: cond(W_base) = {least_squares.condition:.3g}", "least squares")
     nominal = standard_parameters(model)
     if payload_only:
         consistent = payload_estimate(Y, tau, nominal, model.dof, prior_weight=prior_weight)
@@ -135,7 +141,7 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
         consistent = consistent_estimate(Y, tau, nominal, model.dof, DRIVE_COLUMNS,
                                          prior_weight=prior_weight)
     say(f"consistent estimate: {consistent.iterations} iterations, smallest pseudo-inertia "
-        f"eigenvalue {np.min(consistent.min_eigenvalues):.3g}")
+        f"eigenvalue {np.min(consistent.min_eigenvalues):.3g}", "consistent")
     identified = with_parameters(model, consistent.parameters)
     fits, samples = {}, {}
     for name, (t_, q_, qd_, qdd_, tau_) in data.items():
@@ -145,10 +151,19 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
         fits[(name, "consistent")] = Fit.of(tau_, predicted)
         fits[(name, "nominal")] = Fit.of(tau_, before)
         samples[name] = len(q_)
-    say("done")
+    say("done", "fits")
     return Identification(model, identified, consistent.parameters, parameter_names(model), base,
                           least_squares, consistent, least_squares.condition, fits, samples,
-                          float(cutoff_hz), method, (t_, tau_, predicted), before)
+                          float(cutoff_hz), method, (t_, tau_, predicted), before, seconds)
+
+
+def _correlated(estimate, dt, cutoff_hz):
+    """The standard deviations of ``estimate`` for residuals low-passed at ``cutoff_hz``: the
+    textbook σ²(WᵀW)⁻¹ assumes independent samples, and samples dt apart of noise of bandwidth
+    f_c are worth 2 f_c dt independent ones each (all of them are kept: fewer would fit worse)."""
+    factor = np.sqrt(1.0 / max(2.0 * cutoff_hz * dt, 1e-12)) if 2.0 * cutoff_hz * dt < 1.0 else 1.0
+    return dataclasses.replace(estimate, std=estimate.std * factor,
+                               relative_std=estimate.relative_std * factor)
 
 
 def _part(recording, rows):
@@ -184,10 +199,6 @@ def _states(model, recording, cutoff_hz, effort_delay, name):
         except ValueError as exc:
             errors.append(str(exc))
             continue
-        # keep every k-th sample, k as large as the filter allows without aliasing: the rows
-        # that remain carry all the information, least squares costs k times less, and the
-        # residuals are less correlated, so that the standard deviations it reports hold
-        f = f.decimated(max(1, int(f.fs / (4.0 * cutoff_hz))))
         tau = f.tau
         keep = slice(None)
         if effort_delay:
