@@ -23,6 +23,7 @@ share of the rows per core, in threads (no parallel compile, no threading layer 
 could refuse concurrent callers); below PARALLEL_ROWS rows a batch stays on the calling thread.
 """
 import concurrent.futures
+import contextlib
 import functools
 import os
 import sys
@@ -182,3 +183,15 @@ def by_rows(work, rows):
     for helper in helpers:
         if not helper.cancelled():
             helper.result()
+
+
+def one_blas_thread():
+    """A context in which BLAS runs on one thread: for the many small matrices of an optimisation
+    (an excitation's W_base, a consistent estimate's p x p steps), on a busy machine OpenBLAS's
+    threads spin waiting for cores, five to ten times slower (measured on 2 shared cores).
+    threadpoolctl is the ``identify`` extra's; without it this does nothing."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")

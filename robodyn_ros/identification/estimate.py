@@ -23,7 +23,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from scipy.optimize import least_squares
 
-from .excitation import _one_blas_thread as one_blas_thread   # p × p work: see there
+from ..kernels import one_blas_thread   # p × p work, small matrices
 from .regressors import BODY_COLUMNS, DRIVE_COLUMNS, OFFSET
 
 BODY_PARAMETERS = len(BODY_COLUMNS)
@@ -130,7 +130,7 @@ def _qr_estimate(W, y, n, weights, unweighted=None):
 def _triangular_factor(W, y, block=16384):
     """R of [W y] = QR: R[:p, :p] is W's, R[:p, p] = Qᵀy and |R[p, p]| = min |y − Wπ|. Householder QR
     block by block, each block stacked under the R so far (a sequential TSQR): Q is never formed,
-    and the rows × p copy [W y] neither (3x faster than one LAPACK QR of 360,000 × 85 here)."""
+    and the rows × p copy [W y] neither (2-3x faster than one LAPACK QR of 360,000 × 85 here)."""
     R = np.zeros((0, W.shape[1] + 1))
     for start in range(0, W.shape[0], block):
         rows = slice(start, start + block)
@@ -194,10 +194,12 @@ def _upper_factor(theta):
 
 def project_consistent(parameters, floor=1e-6):
     """Standard body parameters (B, 10) made consistent: the eigenvalues of each pseudo-inertia below
-    ``floor`` × its largest (1e-12 for a body with nothing) raised to that floor, so that a
-    massless body gets a tiny mass. A body already consistent above the floor is returned as is."""
+    ``floor`` × its largest raised to that floor. A body whose largest is under a thousandth of the
+    heaviest body's counts as that thousandth, so that a massless body gets a tiny mass, not a
+    vanishing one (from 1e-12 of its size no solver grows it back in a few steps). A body already
+    consistent above the floor is returned as is."""
     values, vectors = np.linalg.eigh(pseudo_inertia(parameters))
-    least = np.maximum(floor * values[:, -1:], 1e-12)
+    least = floor * np.maximum(values[:, -1:], max(1e-3 * values[:, -1].max(), 1e-12))
     if np.all(values >= least):
         return np.array(parameters, dtype=float)
     J = (vectors * np.maximum(values, least)[:, None, :]) @ np.swapaxes(vectors, -1, -2)
@@ -237,7 +239,9 @@ def consistent_estimate(W_standard, y, nominal, n_bodies, drive_layout, prior_we
     fraction of that price the prior asks; it bends directions the data identify less well than
     ~λ (relative to the best identified) toward the nominal. Solved over each body's log-Cholesky
     parameters and the drive parameters (bounded) by ``scipy.optimize.least_squares``
-    (trust-region reflective, analytic Jacobian) from the nominal, projected onto consistency.
+    (trust-region reflective, analytic Jacobian) from the nominal, projected onto consistency, in
+    rounds that recentre the coordinates on the estimate (``_fit``). W and y as in
+    ``ordinary_least_squares`` (``joints`` for the stacked layout).
     """
     W, y, _ = _stacked(W_standard, y, joints)
     p = W.shape[1]
@@ -295,8 +299,9 @@ def _fit(W, y, columns, nominal, bodies, lower, prior_weight, offset, start):
     # |Wπ − y|² + λ|π − π₀|²_D = πᵀAπ − 2πᵀb + k with A = WᵀW + λD, b = Wᵀy + λDπ₀, k = yᵀy + λπ₀ᵀDπ₀:
     # p × p and p, formed once, so that an iteration costs O(p²) whatever N. With A = L Lᵀ (Cholesky),
     # r = Lᵀπ − L⁻¹b has |r|² = πᵀAπ − 2πᵀb + |L⁻¹b|²: the objective is |r|² + ρ² with the constant
-    # ρ² = k − |L⁻¹b|² (the unconstrained minimum), appended to r so that the solver's ftol is relative
-    # to the whole objective. least_squares sees p + 1 residuals; their Jacobian is Lᵀ dπ/dθ.
+    # ρ² = k − |L⁻¹b|² (the unconstrained minimum), appended to r so that least_squares' cost is the
+    # whole objective, which its ftol and the rounds below measure gains against. It sees p + 1
+    # residuals; their Jacobian is Lᵀ dπ/dθ (and a zero row).
     A = G + prior_weight * np.diag(scale)
     b = Wc.T @ y + prior_weight * scale * nominal
     factor = cho_factor(A, lower=True)
@@ -334,15 +339,15 @@ def _fit(W, y, columns, nominal, bodies, lower, prior_weight, offset, start):
         return np.vstack((np.concatenate((body.reshape(-1, nb), L.T[:, nb:]), axis=1), np.zeros(L.shape[1])))
 
     degrees_of_freedom = max(W.shape[0] - A.shape[0], 1)
-    objective = residual(np.concatenate((np.zeros(nb), drives)), _congruence(T)) @ residual(
-        np.concatenate((np.zeros(nb), drives)), _congruence(T))
-    iterations, converged = 0, False
-    with one_blas_thread():
+    objective, iterations, converged = np.inf, 0, False
+    # a trial step may overflow exp(): trf then sees a non-finite residual and shrinks its trust region
+    with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         for _ in range(_ROUNDS):
-            relative = _congruence(T)
-            solution = least_squares(residual, np.concatenate((np.zeros(nb), drives)), jac=jacobian, bounds=bounds,
-                                     method="trf", ftol=1e-12, xtol=1e-12, gtol=1e-12, max_nfev=_ROUND,
-                                     args=(relative,))
+            theta0, relative = np.concatenate((np.zeros(nb), drives)), _congruence(T)
+            if objective == np.inf:
+                objective = float(np.sum(residual(theta0, relative) ** 2))
+            solution = least_squares(residual, theta0, jac=jacobian, bounds=bounds, method="trf", ftol=1e-12,
+                                     xtol=1e-12, gtol=1e-12, max_nfev=_ROUND, args=(relative,))
             iterations += solution.njev
             T = T @ _upper_factor(solution.x[:nb].reshape(bodies, BODY_PARAMETERS))[0]
             drives = solution.x[nb:]

@@ -46,7 +46,6 @@ onto the limits first; the best result is kept.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
@@ -56,6 +55,7 @@ from scipy.optimize import minimize
 
 from ..control.joints import JointOrder
 from ..control.trajectory import JointTrajectory, limit_violation
+from ..kernels import one_blas_thread
 from .base import base_parameters
 from .regressors import parameter_names, regressor, standard_parameters
 
@@ -439,7 +439,7 @@ def optimise_excitation(model, q_start=None, *, period: float = 10.0, harmonics:
     (module docstring); ``q_start`` defaults to the middle of each joint's range (0 where it has
     none). ``progress`` receives a line per start."""
     began = time.perf_counter()
-    with _one_blas_thread():
+    with one_blas_thread():
         problem = ExcitationProblem(model, q_start, period, harmonics, samples, acceleration_limit,
                                     margin)
         x, cond, cond_start = problem.optimise(starts, seed, iterations, progress)
@@ -447,18 +447,6 @@ def optimise_excitation(model, q_start=None, *, period: float = 10.0, harmonics:
     return Excitation(series, cond, cond_start,
                       limit_usage(model, series, problem.acceleration_limit),
                       time.perf_counter() - began)
-
-
-def _one_blas_thread():
-    """BLAS on one thread while optimising: its matrices are small (W_base 600 x 58 for a 6-joint
-    arm by default), and on a busy machine OpenBLAS's threads spin waiting for cores: five times
-    slower, SLSQP's own linear algebra included (measured on 2 shared cores). threadpoolctl is
-    the ``identify`` extra's; without it the optimisation only takes longer."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
 
 
 def goal_document(trajectory: JointTrajectory) -> dict:

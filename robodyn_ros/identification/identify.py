@@ -91,7 +91,7 @@ class Identification:
 
 
 def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz=CUTOFF_HZ,
-             effort_delay=0.0, method="ols", prior_weight=1e-4, payload_only=False, progress=print):
+             effort_delay=0.0, method="ols", prior_weight=1e-6, payload_only=False, progress=print):
     """Identify ``model``'s parameters from ``recording`` (module docstring). ``holdout``: a second
     recording to check the result on; without one, the last ``holdout_fraction`` of ``recording``
     is held out. ``method``: "ols" or "wls" for the base parameters. ``payload_only``: the arm is

@@ -44,7 +44,7 @@ def parse_args(argv):
                         "whose commands are held until the next state; 0 for measured efforts)")
     parser.add_argument("--method", choices=METHODS, default="ols",
                         help="estimator of the base parameters (default: %(default)s)")
-    parser.add_argument("--prior-weight", type=float, default=1e-4, metavar="W",
+    parser.add_argument("--prior-weight", type=float, default=1e-6, metavar="W",
                         help="pull of the consistent estimate toward the nominal model (default: "
                         "%(default)g)")
     parser.add_argument("--payload-only", action="store_true",

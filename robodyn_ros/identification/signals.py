@@ -7,10 +7,10 @@ must be smooth, free of delay, and treated alike:
   zero phase, so no channel is delayed; the magnitude is squared, −6 dB at the cut-off) to
   q (or the measured q̇) and to τ, so that q̈ and τ carry the same attenuation;
 * derivatives by central differences (``np.gradient`` with the time step) of the filtered
-  signal, and not filtered again: a second pass would attenuate q̈ by |H|² where q and τ carry |H|,
-  and it is not needed, since the forward-backward filter falls by 2·order·20 dB per decade
-  (160 dB for order 4) where two differentiations rise by 40 (the FloBaRoID/BIRDy chain filters
-  again because its first filter is weaker);
+  signal, not filtered again as FloBaRoID and BIRDy do: a second pass would attenuate q̈ by |H|²
+  where q and τ carry |H|, and it is not needed, since the forward-backward filter falls by
+  2·order·20 dB per decade (160 dB for order 4) where two differentiations rise by 40 (white
+  noise on q leaves in q̈ what the tests predict from these two responses);
 * the filter's edge transient trimmed off: the same number of samples from both ends of every
   channel, so that all stay aligned with the returned times.
 
