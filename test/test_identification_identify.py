@@ -126,3 +126,15 @@ def test_regressor_of_the_plant_is_the_one_identify_uses(plant, nominal):
     """The plant differs from the nominal model in parameters only: one regressor serves both."""
     t, q, qd, qdd = fourier_motion(nominal, START, 0.05)
     np.testing.assert_array_equal(regressor(plant, q, qd, qdd), regressor(nominal, q, qd, qdd))
+
+
+def test_payload_only_finds_the_tool_on_a_known_arm(nominal):
+    """The arm known, a 2 kg tool unknown: ``payload_only`` estimates one rigid body on the last
+    link and the model it gives has the tool's mass and first moment."""
+    tool = nominal.with_payload(2.0, com=(0.01, -0.02, 0.08), inertia=np.diag([0.004, 0.004, 0.002]))
+    result = identify(nominal, run(tool, nominal, seconds=12.0), payload_only=True,
+                      progress=lambda line: None)
+    last, truth = result.model.links[-1], tool.links[-1]
+    assert abs(last.mass - truth.mass) < 1e-3 * 2.0
+    np.testing.assert_allclose(last.mass * last.com, truth.mass * truth.com, atol=1e-4)
+    assert [link.mass for link in result.model.links[:-1]] == [link.mass for link in nominal.links[:-1]]
