@@ -10,10 +10,9 @@ from __future__ import annotations
 import array
 
 import numpy as np
-from rclpy.serialization import serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .messages import JointTrajectoryControllerState, located, markers, write_stamp
+from .messages import JointTrajectoryControllerState, located, markers, serialized, write_stamp
 
 TOPIC = "~/state" if JointTrajectoryControllerState is None else "~/controller_state"
 
@@ -44,7 +43,7 @@ class SerializedState:
         values = markers(len(_FIELDS), len(joints))
         for (point, field), v in zip(_FIELDS, values):
             setattr(points[point], field, array.array("d", v))
-        self._raw = bytearray(serialize_message(msg))
+        self._raw = serialized(msg)
         self._fields = located(self._raw, values)
 
     def write(self, stamp, reference, q, qd, effort, index) -> bytes:

@@ -258,6 +258,23 @@ def _doubles(body, u32, pos) -> tuple[np.ndarray, int]:
     return np.frombuffer(body, "<f8", n, pos), pos + 8 * n
 
 
+def serialized(msg) -> bytearray:
+    """The CDR bytes of ``msg``, exactly. rclpy's serialize_message returns its buffer at the size
+    it estimated, and the bytes past the message are whatever the allocator left there (heap
+    addresses, seen: 64 of a controller state's 276): a template published as it is would send
+    them on every message. The message's own length is the shortest prefix that deserializes."""
+    raw, message_type = serialize_message(msg), type(msg)
+    shortest, longest = 4, len(raw)   # 4: the encapsulation header
+    while shortest < longest:
+        middle = (shortest + longest) // 2
+        try:
+            deserialize_message(raw[:middle], message_type)
+            longest = middle
+        except Exception:   # rclpy raises a bare RuntimeError, or others, for a short buffer
+            shortest = middle + 1
+    return bytearray(raw[:shortest])
+
+
 def markers(fields: int, n: int) -> list[np.ndarray]:
     """``fields`` arrays of ``n`` values, every value distinct, for a template's fields (located)."""
     return [(k + 1) * 1e6 + np.arange(n) + 0.5 for k in range(fields)]
@@ -298,7 +315,7 @@ class SerializedJointState:
     def __init__(self, names, message_type, effort=False):
         values = markers(3 if effort else 2, len(names))
         fields = dict(zip(("position", "velocity", "effort"), (v.tolist() for v in values)))
-        self._raw = bytearray(serialize_message(message_type(name=list(names), **fields)))
+        self._raw = serialized(message_type(name=list(names), **fields))
         views = located(self._raw, values)
         self.position, self.velocity = views[:2]
         self.effort = views[2] if effort else None
