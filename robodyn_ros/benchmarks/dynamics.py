@@ -38,11 +38,16 @@ def one_core(func):
     return call
 
 
-def run(batch=100_000):
+def puma():
+    """The shipped PUMA 560: its URDF's path and its model."""
     urdf = find_share_file("urdf/puma560.urdf")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # the PUMA data's link 3 inertia warns, rightly
-        model = RobotModel.from_urdf(urdf)
+        return urdf, RobotModel.from_urdf(urdf)
+
+
+def run(batch=100_000):
+    urdf, model = puma()
     rng = np.random.default_rng(0)
     q, qd, qdd = rng.uniform(-1.0, 1.0, (3, model.dof))
     tau = model.inverse_dynamics(q, qd, qdd)

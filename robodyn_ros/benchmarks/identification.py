@@ -7,14 +7,11 @@ states of the demo's plant (``identify_demo.plant_model``) along a random Fourie
 recording to the consistent estimate (filtering, decimation, regressor, OLS, log-Cholesky fit, the
 fits on held-out data); Pinocchio has no estimator to compare with. Targets: issue 19."""
 import time
-import warnings
 
 import numpy as np
 
 from .. import kernels
-from ..dynamics import RobotModel
-from ..resources import find_share_file
-from .dynamics import _pinocchio
+from .dynamics import _pinocchio, puma
 from .timing import figure, paired, per_call
 
 REGRESSOR_TARGET = 1.5      # x computeJointTorqueRegressor, one state
@@ -27,10 +24,7 @@ def run(batch=20_000, seconds=60.0):
     from ..identification.synthetic import synthetic_run
     from ..identify_demo import plant_model
 
-    urdf = find_share_file("urdf/puma560.urdf")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # the PUMA data's link 3 inertia warns, rightly
-        model = RobotModel.from_urdf(urdf)
+    urdf, model = puma()
     rng = np.random.default_rng(0)
     q, qd, qdd = rng.uniform(-1.0, 1.0, (3, model.dof))
     peer = _pinocchio(urdf)

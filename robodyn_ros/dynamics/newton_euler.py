@@ -24,6 +24,16 @@ TIP_WRENCH = 4   # the wrench the end-effector exerts, in the tip frame
 
 
 @inline
+def base_motion(P, n, gravity):
+    """The base's angular velocity, angular acceleration and linear acceleration: at rest, but
+    accelerating upwards at g (when ``gravity``) so that every link feels its weight."""
+    if gravity:
+        return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                -P[n, GRAVITY_VECTOR], -P[n, GRAVITY_VECTOR + 1], -P[n, GRAVITY_VECTOR + 2])
+    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@inline
 def link_motion(P, W, i, qdi, qddi, w0, w1, w2, a0, a1, a2, v0, v1, v2):
     """One step of the outward recursion: from the angular velocity w, angular acceleration a and
     linear acceleration v of origin i-1 (in frame i-1) to those of origin i (in frame i), for joint
@@ -86,19 +96,7 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
     # Outward recursion: angular velocity w, angular acceleration a, linear acceleration v of the
     # joint-frame origins, each expressed in its own frame. The base is at rest, but accelerates
     # upwards at g so that every link feels its weight.
-    w0 = 0.0
-    w1 = 0.0
-    w2 = 0.0
-    a0 = 0.0
-    a1 = 0.0
-    a2 = 0.0
-    v0 = 0.0
-    v1 = 0.0
-    v2 = 0.0
-    if mode & GRAVITY:
-        v0 = -P[n, GRAVITY_VECTOR]
-        v1 = -P[n, GRAVITY_VECTOR + 1]
-        v2 = -P[n, GRAVITY_VECTOR + 2]
+    w0, w1, w2, a0, a1, a2, v0, v1, v2 = base_motion(P, n, mode & GRAVITY)
     for i in range(n):
         place_joint(P, i, q[i], ws)
         w0, w1, w2, a0, a1, a2, v0, v1, v2 = link_motion(P, ws, i, qd[i], qdd[i], w0, w1, w2,

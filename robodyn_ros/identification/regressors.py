@@ -20,11 +20,11 @@ import warnings
 import numpy as np
 
 from ..dynamics.joint_frames import place_joint
-from ..dynamics.layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR,
-                               INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC, VISCOUS)
+from ..dynamics.layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, INERTIA_AT_ORIGIN,
+                               JOINT_ORIGIN, MASS, PRISMATIC, VISCOUS)
 from ..dynamics.link import ModelError
 from ..dynamics.model import RobotModel
-from ..dynamics.newton_euler import link_motion
+from ..dynamics.newton_euler import base_motion, link_motion
 from ..kernels import (BOOL, C_MATRIX, FLOAT64, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows,
                        inner_kernel, kernel)
 from ..kernels import warm_up as _warm_up
@@ -110,15 +110,7 @@ def regressor_into(P, q, qd, qdd, offset, ws, Y):
             Y[j, base + 3] = -1.0
         if offset:
             Y[j, base + 4] = 1.0
-    w0 = 0.0
-    w1 = 0.0
-    w2 = 0.0
-    a0 = 0.0
-    a1 = 0.0
-    a2 = 0.0
-    v0 = -P[n, GRAVITY_VECTOR]     # gravity as an upward acceleration of the base, as in rnea_into
-    v1 = -P[n, GRAVITY_VECTOR + 1]
-    v2 = -P[n, GRAVITY_VECTOR + 2]
+    w0, w1, w2, a0, a1, a2, v0, v1, v2 = base_motion(P, n, True)
     S = 12                         # first column of s_j = (s_f, s_n) in ws[j]
     for i in range(n):
         place_joint(P, i, q[i], ws)
