@@ -60,6 +60,8 @@ def parse_args(argv):
     parser.add_argument("--plot", default="out/stewart_path_I_tracking_error.png", metavar="FILE",
                         help="error plot (PNG; '' = none)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--record", type=Path, metavar="DIR", help="record each run into an MCAP "
+                        "bag DIR/<run> (measured legs, platform pose, forces, diagnostics)")
     args = parser.parse_args(argv)
     if args.rate <= 0 or abs(1000.0 / args.rate - round(1000.0 / args.rate)) > 1e-9:
         parser.error(f"rate {args.rate:g} Hz does not divide the simulator's 1000 Hz")
@@ -104,10 +106,17 @@ def main(argv=None) -> int:
           f"simulator, controller and this recorder in separate processes over DDS "
           f"(ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}, discovery "
           f"{os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']})")
+    bags = {label: args.record / label.replace(" ", "_") for label, _ in runs} if args.record else {}
+    taken = [str(bag) for bag in bags.values() if bag.exists()]
+    if taken:
+        print(f"--record: {', '.join(taken)} exist already (a bag is never overwritten)",
+              file=sys.stderr)
+        return 2
     knots = path_i()
     started = time.monotonic()
     results = run_all("robodyn_stewart_demo_", runs, lambda logs, label, simulator: run_once(
-        label, platform_file, args.rate, knots, simulator, args.until, bound, logs))
+        label, platform_file, args.rate, knots, simulator, args.until, bound, logs,
+        bags.get(label)))
     print_table(results, bound, args.rate)
     print(f"wall time {time.monotonic() - started:.1f} s")
     write_outputs(args.plot, args.json, results, plot, {
@@ -118,7 +127,7 @@ def main(argv=None) -> int:
 
 
 def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
-             logs: Path) -> dict:
+             logs: Path, bag: Path | None = None) -> dict:
     from geometry_msgs.msg import PoseStamped, Transform, Twist
     from rclpy.experimental import EventsExecutor
     from rclpy.node import Node
@@ -156,8 +165,18 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
                                  lambda m: commands.__setitem__(0, commands[0] + 1), 100)
         publisher = node.create_publisher(MultiDOFJointTrajectory, "/stewart_platform/trajectory",
                                           10)
+        recorder = None if bag is None else _recorder(node, bag, [
+            ("/stewart_platform/legs_measured", "sensor_msgs/msg/JointState"),
+            ("/stewart_simulator/pose", "geometry_msgs/msg/PoseStamped"),
+            ("/stewart_platform/actuator_forces", "std_msgs/msg/Float64MultiArray"),
+            ("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")])
+        # recording: the simulator's topics heard first, so that the bag holds the whole run (the
+        # controller answers nothing before it has the trajectory, sent below)
+        ready = (lambda: True) if recorder is None else (lambda: all(
+            count > 0 for topic, count in recorder.counts.items() if topic.startswith(
+                ("/stewart_simulator", "/stewart_platform/legs"))))
         try:
-            spin_until(executor, procs, lambda: len(poses) > 10
+            spin_until(executor, procs, lambda: len(poses) > 10 and ready()
                        and publisher.get_subscription_count() > 0, STARTUP_TIMEOUT,
                        f"{label}: waiting for the simulator and the controller")
             start = poses[-1][0] + LEAD_IN
@@ -181,6 +200,8 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
             realtime = record(executor, procs, lambda: poses[-1][0], start, end_of_record, label,
                               LEAD_IN)
         finally:
+            if recorder is not None:
+                recorder.close()
             node.destroy_node()
     # the controller's reference: the same knots through the same sampler
     reference = PoseTrajectory(times, positions, quaternions, *rates)
@@ -201,7 +222,14 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
             "max_error": dict(zip(AXES, max_error.tolist())), "below_bound": below,
             "samples": len(t), "missing_samples": int(np.sum(np.round(np.diff(t) * rate) - 1)),
             "recorded_s": float(t[-1]), "realtime_factor": realtime, "wall_s": wall,
+            **({"bag": str(bag)} if bag else {}),
             "t": t, "error": error, "bound": bound}
+
+
+def _recorder(node, bag, topics):
+    """A BagRecorder (the identify extra: rosbags, imported only when recording)."""
+    from robodyn_ros.nodes.recorder import BagRecorder
+    return BagRecorder(node, bag, topics)
 
 
 def _position(p):
