@@ -61,7 +61,8 @@ class Loop:
             if not self.states or t != self.states[-1][0]:   # not the same state published again
                 self.states.append((t, list(m.name), np.array(m.position)))
 
-        self.node.create_subscription(JointState, "/joint_states", on_state, 100)
+        # deep enough for a second of states at 1 kHz: this process may be starved on a busy machine
+        self.node.create_subscription(JointState, "/joint_states", on_state, 1000)
         self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
                                       lambda m: self.commands.__setitem__(0, self.commands[0] + 1), 100)
         self.trajectory_pub = self.node.create_publisher(JointTrajectory,
@@ -84,17 +85,18 @@ class Loop:
                         and (self.recorder is None or min(self.recorder.counts.values()) > 0),
                         STARTUP_TIMEOUT, f"{label}: waiting for the simulator and the controller")
 
-    def motion(self, q_from, q_to, duration, label, rate) -> dict:
+    def motion(self, q_from, q_to, duration, label, rate, start=None) -> dict:
         """The quintic rest-to-rest motion from the controller's hold position ``q_from`` to
-        ``q_to`` over ``duration`` s (one JointTrajectory point, LEAD_IN s ahead), recorded for
-        SETTLE s more; its tracking error against the controller's own reference."""
+        ``q_to`` over ``duration`` s (one JointTrajectory point, LEAD_IN s ahead, or from the
+        simulated time ``start``), recorded for SETTLE s more; its tracking error against the
+        controller's own reference."""
         from robodyn_ros.control import JointTrajectory as Trajectory
         from robodyn_ros.control import TrajectorySampler
         from robodyn_ros.nodes.messages import trajectory_message
 
         joints = self.states[-1][1]
         n = len(joints)
-        start = self.now + LEAD_IN
+        start = self.now + LEAD_IN if start is None else start
         end = start + duration + SETTLE
         motion = Trajectory(joints, [duration], [np.asarray(q_to, dtype=float)], [np.zeros(n)],
                             [np.zeros(n)])
@@ -113,7 +115,12 @@ class Loop:
         return {"joints": joints, "max_error_rad": dict(zip(joints, max_error.tolist())),
                 "below_bound": bool(np.all(max_error < BOUND)), "samples": len(t),
                 "missing_samples": int(np.sum(np.round(np.diff(t) * rate) - 1)),
-                "realtime_factor": realtime, "t": t - start, "error": error}
+                "realtime_factor": realtime, "start": start, "t": t - start, "error": error}
+
+    def there_and_back(self, q_a, q_b, duration, label, rate, start=None) -> list[dict]:
+        """``motion`` from ``q_a`` to ``q_b`` (from ``start`` if given), then back to ``q_a``."""
+        return [self.motion(q_a, q_b, duration, f"{label} there", rate, start),
+                self.motion(q_b, q_a, duration, f"{label} back", rate)]
 
     def close(self):
         if self.recorder is not None:
