@@ -69,10 +69,10 @@ def test_lockstep_publishes_an_unanswered_state_again_and_stands_still(rig, mode
     rig.spin_until(lambda: sim._command_time is not None and not sim._braked, what="the command")
     rig.spin_for(0.2)                       # the step the command makes, the state it leads to
     stepped, count = sim.time_ns, len(seen)
-    rig.spin_for(0.6)
+    rig.spin_for(1.7)
     assert sim.time_ns == stepped           # no answer: no step
     again = seen[count:]
-    assert 3 <= len(again) <= 8, again      # every 0.1 s (wall), give or take a loaded machine
+    assert 2 <= len(again) <= 4, again      # every 0.5 s (wall), give or take a loaded machine
     assert set(again) == {(*divmod(stepped, 1_000_000_000), tuple(sim.q))}
     command.publish(Float64MultiArray(data=model.gravity_torques(sim.q).tolist()))
     rig.spin_until(lambda: sim.time_ns > stepped, what="the step the answer makes")

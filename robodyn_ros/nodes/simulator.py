@@ -47,7 +47,9 @@ from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagno
 from .description import load_model, robot_description_source, when_described
 from .messages import SerializedJointState
 
-LOCKSTEP_REPEAT = 0.1   # s (wall) before an unanswered state is published again
+# s (wall) before an unanswered state is published again: long beside any answer's delay, since
+# a controller that answers the state and then its copy leaves the loop one sample behind
+LOCKSTEP_REPEAT = 0.5
 
 
 def schema():
