@@ -3,6 +3,9 @@ rosbags library in both storage formats and read back; the effort command's alig
 whose answer is known by construction; every BagError naming what is missing; the recorder over
 real DDS; and a bag of the real demo that gives back the demo's own error table."""
 import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -387,18 +390,24 @@ def test_a_recorded_demo_gives_back_its_error_table(tmp_path):
     hold the demo's error table, their feedback is the bag's joint states, their reference minus
     it their error, and their output (the command) is the torque the simulator reports applied
     up to the next state."""
-    from robodyn_ros import demo
+    from robodyn_ros.arm_loop import CONTROLLER
     from robodyn_ros.nodes.controller_state import TOPIC
 
     out = tmp_path / "demo.json"
-    demo.main(["--rates", "1000", "--duration", "0.5", "--record", str(tmp_path / "bags"),
-               "--plot", "", "--json", str(out)])
+    # as a user runs it, in a process of its own and on a DDS domain of its own: on this
+    # process's, it left the latency benchmark's driver of a later test unable to pair a single
+    # answer (not understood yet; no process of it outlives the run)
+    domain = str(1 + (int(os.environ["ROS_DOMAIN_ID"]) + 50) % 100)
+    subprocess.run([sys.executable, "-m", "robodyn_ros.cli", "demo", "--rates", "1000",
+                    "--duration", "0.5", "--record", str(tmp_path / "bags"), "--plot", "",
+                    "--json", str(out)], check=False, timeout=300, capture_output=True,
+                   env={**os.environ, "ROS_DOMAIN_ID": domain})
     (run,) = json.loads(out.read_text())["runs"]
     assert run["bag"] == str(tmp_path / "bags" / "1_kHz")
     states = read_joint_states(run["bag"])
     assert states.joint_names == run["joints"] and states.time_source == "header"
     assert len(states.t) >= run["samples"] and states.effort_source == "joint_states"
-    topic = f"/{demo.CONTROLLER}/{TOPIC.removeprefix('~/')}"
+    topic = f"/{CONTROLLER}/{TOPIC.removeprefix('~/')}"
     controller = {}
     for _, msg in read_messages(run["bag"], topic):
         assert list(msg.joint_names) == run["joints"]

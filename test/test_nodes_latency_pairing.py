@@ -2,6 +2,8 @@
 content, so a message dropped on either topic (KEEP_LAST queues) costs only its own pair; and its
 driver, raw subscriptions and serialized states included, pairs the answers of its peer (the echo
 node) over real DDS."""
+import os
+
 import numpy as np
 
 from robodyn_ros.benchmarks import latency
@@ -30,7 +32,11 @@ def test_identical_commands_pair_in_arrival_order():
     assert _pair(answered, outputs) == ({1: 10, 2: 11}, 1, 0)
 
 
-def test_the_driver_pairs_the_answers_of_the_echo_peer_over_dds(tmp_path):
+def test_the_driver_pairs_the_answers_of_the_echo_peer_over_dds(tmp_path, monkeypatch):
+    # a DDS domain of its own (the driver's rclpy.init and the echo process read it): on the
+    # domain that a demo's nodes had used in this run, the driver paired none of the echo's
+    # answers (seen in every full run since the demos changed; not understood yet)
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(1 + (int(os.environ["ROS_DOMAIN_ID"]) + 25) % 100))
     with NodeProcesses(tmp_path) as echo:
         echo.start(NAME, "robodyn_ros.benchmarks.echo", {})
         run = latency._drive(echo, 1.0)
