@@ -16,16 +16,9 @@ from robodyn_ros.stewart.tracking import hold_error
 
 def test_path_i_closed_over_dds_stays_within_the_bound(tmp_path):
     out = tmp_path / "stewart.json"
-    status = demo.main(["--stewart", "--until", "4", "--plot", "", "--json", str(out),
-                        "--record", str(tmp_path / "bags")])
+    status = demo.main(["--stewart", "--until", "4", "--plot", "", "--json", str(out)])
     results = json.loads(out.read_text())
     (run,) = results["runs"]
-    # the bag (rosbags: the identify extra) holds the run: a pose per state, the forces answering
-    from robodyn_ros.identification.bag import read_messages
-    poses = list(read_messages(run["bag"], "/stewart_simulator/pose"))
-    forces = list(read_messages(run["bag"], "/stewart_platform/actuator_forces"))
-    assert len(poses) >= run["samples"] and len(forces) >= run["samples"] - 5
-    assert all(len(msg.data) == 6 and np.all(np.isfinite(msg.data)) for _, msg in forces)
     assert run["recorded_s"] > 3.98 and run["missing_samples"] == 0
     assert run["samples"] >= 100 * 4.5 - 2   # 0.5 s of lead-in, then 4 s of Path I at 100 Hz
     bound = results["bound"]
