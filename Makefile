@@ -40,7 +40,24 @@ $(VENV)/.control_msgs: $(VENV)/.installed
 	else echo "control_msgs: not installed and no source in $(CONTROL_MSGS) (make CONTROL_MSGS=DIR): \
 	its tests are skipped"; fi
 
-venv: $(VENV)/.installed $(VENV)/.compiled $(VENV)/.control_msgs
+# launch, launch_ros, launch_testing and the ros2 CLI are not on PyPI: when they are missing, `make`
+# installs them into the venv once (about 3 min) from their Jazzy sources if those are at hand
+# (`make ROS_TOOLS=DIR`), then makes the venv an ament prefix that holds this checkout
+# (robodyn_ros/ament_prefix.py), so that `.venv/bin/ros2 launch robodyn_ros ...` finds it. Without
+# them the tests that need them are skipped, saying why.
+ROS_TOOLS ?= ../shared/ros
+$(VENV)/.ros_tools: $(VENV)/.installed $(wildcard launch/* config/* urdf/*)
+	@if $(PY) -c "import ros2cli, ros2launch, launch_ros, launch_testing, composition_interfaces.srv" \
+	  2>/dev/null; then :; \
+	elif [ -f $(ROS_TOOLS)/install_ros_tools.sh ]; then \
+	  echo "installing launch, launch_ros and the ros2 CLI into $(VENV) (once, about 3 min)"; \
+	  bash $(ROS_TOOLS)/install_ros_tools.sh $(VENV) > $(VENV)/ros_tools_install.log 2>&1 \
+	    || { tail -20 $(VENV)/ros_tools_install.log; exit 1; }; \
+	else echo "ros2 CLI and launch: not installed and no source in $(ROS_TOOLS) (make ROS_TOOLS=DIR): \
+	their tests are skipped"; exit 0; fi; \
+	$(PY) -m robodyn_ros.ament_prefix $(VENV) && touch $@
+
+venv: $(VENV)/.installed $(VENV)/.compiled $(VENV)/.control_msgs $(VENV)/.ros_tools
 
 demo: venv
 	$(ROSENV) $(VENV)/bin/robodyn-ros demo

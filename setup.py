@@ -69,6 +69,9 @@ setup(
             "pd_gravity = robodyn_ros.control.laws:PDGravity",
             "gravity_compensation = robodyn_ros.control.laws:GravityCompensation",
             "feedforward = robodyn_ros.control.laws:Feedforward",
+            "adaptive_computed_torque = robodyn_ros.control.adaptive:AdaptiveComputedTorque",
+            "operational_space = robodyn_ros.control.task_space:OperationalSpace",
+            "cartesian_impedance = robodyn_ros.control.task_space:CartesianImpedance",
         ],
     },
 )

@@ -1,6 +1,6 @@
-"""Start the stewart_platform node with config/stewart_platform.yaml (needs a ROS 2 install with
-launch_ros). Override the platform with: ros2 launch robodyn_ros stewart.launch.py
-platform_file:=/path/to/platform.yaml"""
+"""Start the stewart_platform node with config/stewart_platform.yaml (needs launch_ros: a ROS 2
+install, or the venv after `make venv`). Override the platform with: ros2 launch robodyn_ros
+stewart.launch.py platform_file:=/path/to/platform.yaml"""
 import os
 
 from ament_index_python.packages import get_package_share_directory

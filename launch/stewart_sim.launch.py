@@ -1,7 +1,7 @@
-"""The Stewart platform's closed loop on a simulated platform (needs a ROS 2 install with
-launch_ros): stewart_simulator (config/stewart_simulator.yaml) and stewart_platform in control
-computed_torque (config/stewart_platform.yaml), both on the simulator's clock and the realisable
-test manipulator (doc/stewart_closed_loop.md). Send the platform a trajectory on
+"""The Stewart platform's closed loop on a simulated platform (needs launch_ros: a ROS 2 install,
+or the venv after `make venv`): stewart_simulator (config/stewart_simulator.yaml) and
+stewart_platform in control computed_torque (config/stewart_platform.yaml), both on the
+simulator's clock and the realisable test manipulator (doc/stewart_closed_loop.md). Send the platform a trajectory on
 /stewart_platform/trajectory. Another platform: platform_file:=/path/to/platform.yaml"""
 import os
 

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn_ros.arm_loop import BOUND, CONTROLLER, KP, KV, Q_GOAL, Q_START, Loop
-from robodyn_ros.processes import NodeProcesses, param_list, plot_errors, run_all, write_outputs
+from robodyn_ros.processes import NodeProcesses, loopback_dds, param_list, plot_errors, run_all, write_outputs
 from robodyn_ros.sim import ENGINES
 
 def parse_args(argv):
@@ -61,6 +61,9 @@ def parse_args(argv):
     parser.add_argument("--identify", action="store_true", help="identification closing the "
                         "loop: nominal model, excitation, identify, the identified model "
                         "(doc/identification.md; 'demo --identify -h' for its options)")
+    parser.add_argument("--law", nargs="*", metavar="NAME", help="the 004 motion there and back "
+                        "with a tool the controller's model lacks, per control law (doc/demo.md; "
+                        "'demo --law -h' for its options)")
     parser.add_argument("--engine", choices=ENGINES, default="robodyn",
                         help="the simulator's engine (default: robodyn; mujoco needs the extra)")
     parser.add_argument("--urdf", metavar="FILE", help="robot description (default: the "
@@ -79,15 +82,16 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    # DDS stays on loopback, on a domain of this run's own, before any node starts
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    loopback_dds()   # before anything imports rclpy
     if "--stewart" in argv:   # the Stewart platform's closed loop: its own options
         from robodyn_ros.stewart_demo import main as stewart_main
         return stewart_main([a for a in argv if a != "--stewart"])
     if "--identify" in argv:  # identification closing the loop: its own options
         from robodyn_ros.identify_demo import main as identify_main
         return identify_main([a for a in argv if a != "--identify"])
+    if any(a == "--law" or a.startswith("--law=") for a in argv):  # adaptive control, a tool
+        from robodyn_ros.adaptive_demo import main as adaptive_main
+        return adaptive_main(argv)
     args = parse_args(argv)
     if args.urdf:
         urdf = Path(args.urdf).resolve()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import shutil
 import sys
 import time
@@ -35,7 +34,7 @@ import numpy as np
 
 from robodyn_ros.arm_loop import (BOUND, CONTROLLER, KP, KV, LEAD_IN, Q_GOAL, Q_START,
                                   STARTUP_TIMEOUT, Loop, recorder)
-from robodyn_ros.processes import NodeProcesses, param_list, record, run_all
+from robodyn_ros.processes import NodeProcesses, loopback_dds, param_list, record, run_all
 
 MASS_SCALE = (1.0, 1.25, 0.8, 1.3, 0.85, 1.2)          # links 2-6; link 1 has no nominal mass
 COM_SHIFT = ((0.0, 0.0, 0.0), (0.02, -0.01, 0.01), (-0.01, 0.02, 0.0), (0.0, 0.01, -0.02),
@@ -89,8 +88,7 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    loopback_dds()   # before anything imports rclpy
     from robodyn_ros.dynamics import RobotModel, warm_up
     from robodyn_ros.identification import standard_parameters
     from robodyn_ros.identification.excitation import optimise_excitation

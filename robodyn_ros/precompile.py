@@ -15,16 +15,19 @@ import time
 def main(argv=None):
     argparse.ArgumentParser(prog="robodyn-ros compile", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
+    from .control.adaptive import warm_up as adaptive_warm_up
     from .control.cycle_steps import warm_up as cycle_steps_warm_up
+    from .control.task_space import warm_up as task_space_warm_up
     from .dynamics import warm_up as dynamics_warm_up
+    from .dynamics.regressor import warm_up as regressor_warm_up
     from .stewart.model import LEG_MODELS
     from .stewart.warmup import hexapod, warm_up as stewart_warm_up
-
-    from .identification.regressors import warm_up as regressor_warm_up
 
     start = time.monotonic()
     dynamics_warm_up(forward=True, every_call=True)
     regressor_warm_up()
+    adaptive_warm_up()
+    task_space_warm_up()
     cycle_steps_warm_up()
     for leg_model in LEG_MODELS:
         stewart_warm_up(hexapod(leg_model), every_call=True)

@@ -5,6 +5,7 @@ with its output in a log file; used by ``robodyn-ros demo`` (the arm and the Ste
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -59,6 +60,13 @@ class NodeProcesses:
                 proc.wait()
             self.exit_codes[name] = proc.returncode
             log.close()
+
+
+def loopback_dds() -> str:
+    """DDS on loopback and on a domain of this run's own (unless one is set): called before
+    anything imports rclpy, and inherited by every node process started. Returns the domain."""
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    return os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
 
 
 def spin_until(executor, procs, done, timeout, what):

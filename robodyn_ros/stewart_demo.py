@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.processes import (NodeProcesses, param_list, plot_errors, record, run_all,
+from robodyn_ros.processes import (NodeProcesses, loopback_dds, param_list, plot_errors, record, run_all,
                                    spin_until, write_outputs)
 
 AXES = ("x", "y", "z", "rx", "ry", "rz")
@@ -83,8 +83,7 @@ def path_i():
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    loopback_dds()   # before anything imports rclpy
     from robodyn_ros.resources import find_share_file
     from robodyn_ros.stewart import StewartPlatform, warm_up
     from robodyn_ros.stewart.path_study import PAPER_PATHS

@@ -1,5 +1,7 @@
 """Every relative link in the README and doc/*.md points to a file of the repository (and, with an
-anchor, to a heading of that file), and nothing in the repository points outside it."""
+anchor, to a heading of that file), so does every path of the repository named in a comment of a
+configuration file (config/*.yaml, the node schemas robodyn_ros/params/*.yaml), and nothing in the
+repository points outside it."""
 import re
 import subprocess
 from pathlib import Path
@@ -36,11 +38,19 @@ def broken_links(page, root=ROOT):
             continue
         file, _, anchor = target.partition("#")
         path = (page.parent / file).resolve() if file else page
-        if not path.is_file() or root not in path.parents:
-            broken.append(f"{target}: no file {path}")
-        elif anchor and path.suffix == ".md" and anchor not in anchors(path):
-            broken.append(f"{target}: no heading '#{anchor}' in {path.name}")
+        problem = missing(path, anchor, root)
+        if problem:
+            broken.append(f"{target}: {problem}")
     return broken
+
+
+def missing(path, anchor, root):
+    """What is wrong with a reference to ``path`` (#``anchor``) from inside ``root``, or ''."""
+    if not path.is_file() or root not in path.parents:
+        return f"no file {path}"
+    if anchor and path.suffix == ".md" and anchor not in anchors(path):
+        return f"no heading '#{anchor}' in {path.name}"
+    return ""
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -57,6 +67,46 @@ def test_the_link_checker_sees_a_missing_file_and_a_wrong_anchor(tmp_path):
     assert anchors(tmp_path / "a.md") == {"title-x", "why-numba"}
     broken = broken_links(page, root=tmp_path)
     assert [b.split(":")[0] for b in broken] == ["a.md#nope", "c.md", "../outside.md"]
+
+
+CONFIG_FILES = [*sorted((ROOT / "config").glob("*.yaml")),
+                *sorted((ROOT / "robodyn_ros" / "params").glob("*.yaml"))]
+COMMENT = re.compile(r"(?:^|\s)#(.*)$")
+PATH = re.compile(r"(?<![\w./-])((?:[\w-]+/)+[\w-]+(?:\.[\w-]+)+)(?:#([\w-]+))?")
+
+
+def comment_references(path, root=ROOT):
+    """(path, anchor or '') named in the comments of ``path``: the paths whose first directory is
+    one of ``root``'s own (models/DH/Puma560.py, a file of another project, is not ours)."""
+    tops = {d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")}
+    for line in path.read_text().splitlines():
+        comment = COMMENT.search(line)
+        if comment:
+            for target, anchor in PATH.findall(comment.group(1)):
+                if target.split("/")[0] in tops:
+                    yield target.rstrip("."), anchor
+
+
+def broken_comment_references(path, root=ROOT):
+    return [f"{target}{'#' if anchor else ''}{anchor}: {problem}"
+            for target, anchor in comment_references(path, root)
+            if (problem := missing((root / target).resolve(), anchor, root))]
+
+
+@pytest.mark.parametrize("config", CONFIG_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_paths_named_in_configuration_comments_exist(config):
+    assert broken_comment_references(config) == []
+
+
+def test_the_comment_checker_sees_a_missing_file_and_a_wrong_anchor(tmp_path):
+    (tmp_path / "doc").mkdir()
+    (tmp_path / "doc" / "a.md").write_text("# Title\n")
+    config = tmp_path / "c.yaml"
+    config.write_text("# see doc/a.md and doc/a.md#title (not models/DH/Puma560.py)\n"
+                      "key: value   # doc/nodes.md lists them; doc/a.md#nope\n"
+                      "url: http://example.org/doc/x.md\n")
+    assert [b.split(": ")[0] for b in broken_comment_references(config, root=tmp_path)] == [
+        "doc/nodes.md", "doc/a.md#nope"]
 
 
 def repository_files():

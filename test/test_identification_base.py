@@ -9,7 +9,7 @@ import pytest
 
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.identification import regressor, standard_parameters
-from robodyn_ros.identification.base import base_parameters
+from robodyn_ros.dynamics.base_parameters import base_parameters
 from test_dynamics_pinocchio import CASES
 from vendor_robots import robots_directory
 

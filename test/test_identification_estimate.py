@@ -10,7 +10,7 @@ import pytest
 
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.identification import DRIVE_COLUMNS, regressor, standard_parameters
-from robodyn_ros.identification.base import base_parameters
+from robodyn_ros.dynamics.base_parameters import base_parameters
 from robodyn_ros.identification.estimate import (consistent_estimate, from_log_cholesky, from_pseudo_inertia,
                                                  min_eigenvalues, ordinary_least_squares, payload_estimate,
                                                  project_consistent, pseudo_inertia, weighted_least_squares)

@@ -14,7 +14,7 @@ import yaml
 from robodyn_ros.control import JointTrajectory, TrajectorySampler
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.identification import regressor
-from robodyn_ros.identification.base import base_parameters
+from robodyn_ros.dynamics.base_parameters import base_parameters
 from robodyn_ros.identification.excitation import (ExcitationError, ExcitationProblem, FourierSeries,
                                                    goal_document, optimise_excitation)
 from robodyn_ros.identification.excite_cli import main, write_goal

@@ -16,8 +16,6 @@ import pytest
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.dynamics import ModelError
 from robodyn_ros.identification import parameter_names, regressor, standard_parameters, with_parameters
-from robodyn_ros.identification import regressors as regressor_module
-from robodyn_ros.kernels import interpreted
 from test_dynamics_pinocchio import CASES, IDS, Pin, states
 from urdf_factory import random_urdf
 
@@ -67,16 +65,6 @@ def test_offset_and_drive_columns_are_what_they_say():
         others = np.delete(drive[j], j, axis=0)
         assert not others.any()                              # joint j's drive acts on joint j only
         assert drive[j, j].tolist() == [qdd[j], qd[j], float(qd[j] > 0), -float(qd[j] < 0), 1.0]
-
-
-def test_interpreted_twin_agrees_with_the_compiled_kernel():
-    _, _, model = CASES[0]
-    q, qd, qdd = moving_states(model, 3, 3)
-    twin = interpreted(regressor_module)["regressor_one"]
-    for k in range(3):
-        Y = np.empty((model.dof, 10 * model.dof + 4 * model.dof))
-        twin(model.params, q[k], qd[k], qdd[k], False, Y)
-        np.testing.assert_allclose(Y, regressor(model, q[k], qd[k], qdd[k]), rtol=1e-13, atol=1e-13)
 
 
 def to_our_frames(pinocchio, model, q):

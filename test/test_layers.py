@@ -8,14 +8,17 @@ CORE = ["robodyn_ros.dynamics", "robodyn_ros.dynamics.description",
         "robodyn_ros.dynamics.lagrange_euler", "robodyn_ros.dynamics.integrate",
         "robodyn_ros.dynamics.counting", "robodyn_ros.dynamics.urdf_export", "robodyn_ros.control",
         "robodyn_ros.control.trajectory", "robodyn_ros.control.feedforward",
-        "robodyn_ros.control.loop", "robodyn_ros.control.goal", "robodyn_ros.parameters",
+        "robodyn_ros.control.loop", "robodyn_ros.control.goal", "robodyn_ros.control.cycle_timing",
+        "robodyn_ros.parameters", "robodyn_ros.ament_prefix",
         "robodyn_ros.stewart", "robodyn_ros.stewart.path_study", "robodyn_ros.stewart.force_loop",
         "robodyn_ros.stewart.tracking", "robodyn_ros.stewart.plant", "robodyn_ros.stewart_demo",
         "robodyn_ros.processes",
         "robodyn_ros.reasons", "robodyn_ros.complexity", "robodyn_ros.cli",
         "robodyn_ros.sim.robodyn_engine", "robodyn_ros.sim.mujoco_engine",
         "robodyn_ros.sim.check_urdf", "robodyn_ros.identification", "robodyn_ros.identification.bag",
-        "robodyn_ros.identification.base", "robodyn_ros.identification.urdf_write"]
+        "robodyn_ros.dynamics.base_parameters", "robodyn_ros.identification.urdf_write",
+        "robodyn_ros.dynamics.regressor", "robodyn_ros.control.adaptive",
+        "robodyn_ros.control.task_space"]
 
 
 def test_core_modules_do_not_import_rclpy():

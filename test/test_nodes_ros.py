@@ -425,7 +425,8 @@ def test_simulator_brakes_until_commanded_then_zero_effort_after_timeout(rig, mo
     pub.publish(Float64MultiArray(data=model.gravity_torques(Q0).tolist()))
     rig.spin_until(lambda: not sim._braked, what="the brake release")
     rig.spin_until(lambda: sim._timed_out, what="the command timeout")
-    rig.spin_for(0.2)
+    timed_out_at = sim.time_ns   # 0.2 s of simulated time, however slowly a loaded machine runs it
+    rig.spin_until(lambda: sim.time_ns > timed_out_at + 0.2e9, what="0.2 s of simulated time")
     assert np.abs(sim.q - Q0).max() > 1e-3  # no effort: the arm falls
     assert not sim._tau.any()
 

@@ -164,6 +164,30 @@ def test_without_a_fresh_measurement_forces_are_withheld_and_resume(sp):
     assert isinstance(loop.evaluate(), Forces) and not loop.measurement_stale()
 
 
+def test_the_reference_is_sampled_when_the_legs_were_measured_not_when_handled(sp):
+    """A measurement stamped t is answered against the reference at t even when the clock has
+    moved on (its /clock message handled first): the force is that of a loop whose clock reads t.
+    Unstamped, it is taken as measured on arrival."""
+    from robodyn_ros.stewart_demo import path_i
+    knots = path_i()
+    plant = SimulatedPlatform(sp, *START, dt=0.001)
+    lengths, rates = plant.legs()
+    forces = {}
+    for name, clock_time, stamp in (("late clock", 1.01, 1.0), ("on time", 1.0, 0.0),
+                                    ("late, unstamped", 1.01, 0.0)):
+        clock = Clock()
+        loop = _loop(sp, clock)
+        assert loop.trajectory(*knots, start=0.5) is None
+        clock.t = clock_time
+        assert loop.measure(lengths, rates, stamp=stamp) is None
+        evaluation = loop.evaluate()
+        assert isinstance(evaluation, Forces), evaluation
+        forces[name] = evaluation.result.forces
+    np.testing.assert_allclose(forces["late clock"], forces["on time"], rtol=1e-12)
+    assert np.abs(forces["late, unstamped"] - forces["on time"]).max() > 1e-3 * np.abs(
+        forces["on time"]).max()
+
+
 def test_malformed_measurements_are_rejected_and_the_last_one_kept(sp):
     clock = Clock()
     loop = _loop(sp, clock)

@@ -338,6 +338,39 @@ def test_leg_setpoint_closes_through_forward_kinematics(harness, sp):
                              for kv in s.values), "FK failure reported")
 
 
+def test_computed_torque_answers_each_stamped_measurement_once(sp):
+    """A copy of a measurement already answered (a step-locked simulator publishes its state
+    again while it waits) gets no second answer: that answer, stale, would be taken for the next
+    measurement's. A new stamp is answered; unstamped measurements always are."""
+    h = Harness("/once", overrides=[Parameter("control", value="computed_torque"),
+                                    Parameter("measurement_timeout", value=60.0)])
+    try:
+        legs = h.peer.create_publisher(JointState, h.ns + "legs_measured", 10)
+        h.wait_for_subscribers()
+        h.spin_until(lambda: legs.get_subscription_count() > 0, "discovery")
+        g = GOOD
+        h.pub_setpoint.publish(point(g["t"], g["R"]))
+        h.spin_until(lambda: h.node.loop.target is not None, "the setpoint")
+        ik = sp.inverse_kinematics(g["t"], g["R"], g["v"], g["w"])
+        measured = JointState(position=ik.lengths.tolist(), velocity=ik.rates.tolist())
+
+        def send(sec, copies):
+            measured.header.stamp.sec = sec
+            for _ in range(copies):
+                legs.publish(measured)
+            h.spin_for(0.3)
+
+        h.forces.clear()
+        send(5, copies=3)
+        assert len(h.forces) == 1
+        send(6, copies=2)
+        assert len(h.forces) == 2
+        send(0, copies=2)   # unstamped
+        assert len(h.forces) == 4
+    finally:
+        h.close()
+
+
 def test_python_dash_m_runs_the_node(harness):
     """`python -m robodyn_ros.nodes.stewart_platform` starts the node (it did nothing before) and
     ends cleanly on Ctrl-C. Same loopback and domain as this run (conftest.py)."""

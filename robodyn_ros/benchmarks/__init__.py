@@ -9,6 +9,8 @@ import os
 import platform
 import sys
 
+from ..processes import loopback_dds
+
 SUITES = {
     "dynamics": "robodyn_ros.benchmarks.dynamics",
     "control": "robodyn_ros.benchmarks.control",
@@ -43,9 +45,7 @@ def main(argv=None):
     unknown = set(args.suites) - set(SUITES)
     if unknown:
         parser.error(f"unknown suites {sorted(unknown)}; choose from {', '.join(SUITES)}")
-    # DDS stays on loopback, on a domain of this process's own, before anything imports rclpy
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    loopback_dds()   # before anything imports rclpy
     results = {"machine": {"python": sys.version.split()[0], "cpu": platform.processor() or
                            platform.machine(), "cores": os.cpu_count()}, "suites": {}}
     for name in args.suites or DEFAULT:

@@ -40,7 +40,8 @@ from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler, lim
 OK, WARN, ERROR = 0, 1, 2  # the levels of diagnostic_msgs/DiagnosticStatus
 ON_TIMEOUT = ("hold_gravity", "zero")
 #: Law parameters given per joint (or as a matrix) in `joints` order; laws take chain order.
-PER_JOINT = ("kp", "kd", "ki", "integral_limit")
+PER_JOINT = ("kp", "kd", "ki", "integral_limit", "lambda", "dead_zone", "posture_kp", "posture_kd",
+             "torque_rate_limit")
 #: Settings of the loop itself (the rest of a configuration is the law's).
 LOOP_SETTINGS = ("control_law", "effort_limits", "on_timeout")
 

@@ -55,6 +55,14 @@ def rotate(R, i, x0, x1, x2):
 
 
 @inline
+def rotate_back(R, i, x0, x1, x2):
+    """Rᵀ x for the rotation stored row-major in R[i, 0:9]: a vector of frame i-1 seen in frame i."""
+    return (R[i, 0] * x0 + R[i, 3] * x1 + R[i, 6] * x2,
+            R[i, 1] * x0 + R[i, 4] * x1 + R[i, 7] * x2,
+            R[i, 2] * x0 + R[i, 5] * x1 + R[i, 8] * x2)
+
+
+@inline
 def to_parent(W, i, f0, f1, f2, n0, n1, n2):
     """A force f and a moment n about origin i, in frame i, seen in frame i-1 (the pose in row i of
     W): (R f, R n + p x R f)."""

@@ -179,6 +179,25 @@ class RobotModel:
         """Geometric Jacobian (6 x n) of the tip frame: [v; w] in the world frame."""
         return _kinematics.tip_jacobian(self, np.asarray(q, dtype=float))
 
+    def frame_index(self, link=None):
+        """The frame index of ``link``: None or "tip" the tip (n), a joint's name the frame of the
+        body it moves; ValueError naming the unknown link and listing the known ones."""
+        return _kinematics.frame_index(self, link)
+
+    def frame_pose(self, q, link=None):
+        """Pose (4x4) of the frame of ``link`` (``frame_index``) in the base frame."""
+        return _kinematics.frame_motion(self, q, np.zeros_like(q, dtype=float), link).pose
+
+    def frame_jacobian(self, q, link=None, reference="world"):
+        """Geometric Jacobian (6 x n) of the frame of ``link``, [v; w] of its origin, in the base
+        frame ("world") or in the frame itself ("body")."""
+        return _kinematics.frame_motion(self, q, np.zeros_like(q, dtype=float), link,
+                                        reference).jacobian
+
+    def frame_motion(self, q, qd, link=None, reference="world"):
+        """(pose, J, J q̇, J̇ q̇) of the frame of ``link`` in one compiled pass (kinematics.FrameMotion)."""
+        return _kinematics.frame_motion(self, q, qd, link, reference)
+
     def energy(self, q, qd):
         """(kinetic, potential) energy; kinetic includes the armature, potential is zero at the base."""
         return _kinematics.energy(self, np.asarray(q, dtype=float), np.asarray(qd, dtype=float))

@@ -13,7 +13,7 @@ COM shift in both recursions.
 import numpy as np
 
 from ..kernels import inline, inner_kernel, kernel
-from .joint_frames import inertia, place_joint, to_parent
+from .joint_frames import inertia, place_joint, rotate_back, to_parent
 from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
                      JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)
 
@@ -34,59 +34,59 @@ def base_motion(P, n, gravity):
 
 
 @inline
+def origin_acceleration(W, i, w0, w1, w2, r0, r1, r2, a0, a1, a2, v0, v1, v2):
+    """The acceleration of origin i in frame i-1, v + a × p + r × (w × p), from the motion of
+    origin i-1 (angular velocity w, angular acceleration a, linear acceleration v) and p, origin
+    i in frame i-1 (row i of W). r = w but in the Slotine–Li pass (``dynamics.regressor``)."""
+    px = W[i, JOINT_ORIGIN]
+    py = W[i, JOINT_ORIGIN + 1]
+    pz = W[i, JOINT_ORIGIN + 2]
+    wp0 = w1 * pz - w2 * py
+    wp1 = w2 * px - w0 * pz
+    wp2 = w0 * py - w1 * px
+    return (v0 + (a1 * pz - a2 * py) + (r1 * wp2 - r2 * wp1),
+            v1 + (a2 * px - a0 * pz) + (r2 * wp0 - r0 * wp2),
+            v2 + (a0 * py - a1 * px) + (r0 * wp1 - r1 * wp0))
+
+
+@inline
 def link_motion(P, W, i, qdi, qddi, w0, w1, w2, a0, a1, a2, v0, v1, v2):
     """One step of the outward recursion: from the angular velocity w, angular acceleration a and
     linear acceleration v of origin i-1 (in frame i-1) to those of origin i (in frame i), for joint
     i moving at qdi, qddi; the pose of frame i in frame i-1 is row i of W (``place_joint``)."""
-    R00 = W[i, 0]
-    R01 = W[i, 1]
-    R02 = W[i, 2]
-    R10 = W[i, 3]
-    R11 = W[i, 4]
-    R12 = W[i, 5]
-    R20 = W[i, 6]
-    R21 = W[i, 7]
-    R22 = W[i, 8]
-    px = W[i, JOINT_ORIGIN]
-    py = W[i, JOINT_ORIGIN + 1]
-    pz = W[i, JOINT_ORIGIN + 2]
-    # acceleration of origin i in frame i-1: v + a x p + w x (w x p)
-    wp0 = w1 * pz - w2 * py
-    wp1 = w2 * px - w0 * pz
-    wp2 = w0 * py - w1 * px
-    e0 = v0 + (a1 * pz - a2 * py) + (w1 * wp2 - w2 * wp1)
-    e1 = v1 + (a2 * px - a0 * pz) + (w2 * wp0 - w0 * wp2)
-    e2 = v2 + (a0 * py - a1 * px) + (w0 * wp1 - w1 * wp0)
-    # into frame i (multiply by R^T)
-    v0 = R00 * e0 + R10 * e1 + R20 * e2
-    v1 = R01 * e0 + R11 * e1 + R21 * e2
-    v2 = R02 * e0 + R12 * e1 + R22 * e2
-    t0 = R00 * w0 + R10 * w1 + R20 * w2
-    t1 = R01 * w0 + R11 * w1 + R21 * w2
-    t2 = R02 * w0 + R12 * w1 + R22 * w2
-    u0 = R00 * a0 + R10 * a1 + R20 * a2
-    u1 = R01 * a0 + R11 * a1 + R21 * a2
-    u2 = R02 * a0 + R12 * a1 + R22 * a2
+    e0, e1, e2 = origin_acceleration(W, i, w0, w1, w2, w0, w1, w2, a0, a1, a2, v0, v1, v2)
+    v0, v1, v2 = rotate_back(W, i, e0, e1, e2)
+    w0, w1, w2 = rotate_back(W, i, w0, w1, w2)
+    a0, a1, a2 = rotate_back(W, i, a0, a1, a2)
     if P[i, PRISMATIC] != 0.0:
         # Coriolis 2 w x (z qd) and the sliding acceleration z qdd
-        w0 = t0
-        w1 = t1
-        w2 = t2
-        a0 = u0
-        a1 = u1
-        a2 = u2
-        v0 = v0 + 2.0 * w1 * qdi
-        v1 = v1 - 2.0 * w0 * qdi
-        v2 = v2 + qddi
-    else:
-        # the parent's angular velocity, seen from frame i, crossed with the joint rate z qd
-        w0 = t0
-        w1 = t1
-        w2 = t2 + qdi
-        a0 = u0 + t1 * qdi
-        a1 = u1 - t0 * qdi
-        a2 = u2 + qddi
-    return w0, w1, w2, a0, a1, a2, v0, v1, v2
+        return w0, w1, w2, a0, a1, a2, v0 + 2.0 * w1 * qdi, v1 - 2.0 * w0 * qdi, v2 + qddi
+    # the parent's angular velocity, seen from frame i, crossed with the joint rate z qd
+    return w0, w1, w2 + qdi, a0 + w1 * qdi, a1 - w0 * qdi, a2 + qddi, v0, v1, v2
+
+
+@inline
+def add_net_wrench(ws, i, f0, f1, f2, n0, n1, n2):
+    """One step of the inward recursion: body i's net force and moment (row i of the workspace)
+    added to the wrench link i exerts on link i+1 gives the one link i-1 exerts on link i."""
+    return (f0 + ws[i, NET_FORCE], f1 + ws[i, NET_FORCE + 1], f2 + ws[i, NET_FORCE + 2],
+            n0 + ws[i, NET_MOMENT], n1 + ws[i, NET_MOMENT + 1], n2 + ws[i, NET_MOMENT + 2])
+
+
+@inline
+def joint_torque(P, i, f2, n2, qdi, qddi, friction):
+    """What joint i bears of the wrench link i-1 exerts on link i (its z part: force for a
+    prismatic joint, moment for a revolute one), plus its drive's armature and, when
+    ``friction``, its viscous and Coulomb terms."""
+    t = f2 if P[i, PRISMATIC] != 0.0 else n2
+    t = t + P[i, ARMATURE] * qddi
+    if friction:
+        t = t + P[i, VISCOUS] * qdi
+        if qdi > 0.0:
+            t = t + P[i, COULOMB_POS]
+        elif qdi < 0.0:
+            t = t - P[i, COULOMB_NEG]
+    return t
 
 
 @inner_kernel
@@ -134,24 +134,8 @@ def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
         f0, f1, f2, n0, n1, n2 = to_parent(P, n, wrench[0], wrench[1], wrench[2],
                                            wrench[3], wrench[4], wrench[5])
     for i in range(n - 1, -1, -1):
-        f0 = f0 + ws[i, NET_FORCE]
-        f1 = f1 + ws[i, NET_FORCE + 1]
-        f2 = f2 + ws[i, NET_FORCE + 2]
-        n0 = n0 + ws[i, NET_MOMENT]
-        n1 = n1 + ws[i, NET_MOMENT + 1]
-        n2 = n2 + ws[i, NET_MOMENT + 2]
-        if P[i, PRISMATIC] != 0.0:
-            t = f2
-        else:
-            t = n2
-        t = t + P[i, ARMATURE] * qdd[i]
-        if mode & FRICTION:
-            t = t + P[i, VISCOUS] * qd[i]
-            if qd[i] > 0.0:
-                t = t + P[i, COULOMB_POS]
-            elif qd[i] < 0.0:
-                t = t - P[i, COULOMB_NEG]
-        tau[i] = t
+        f0, f1, f2, n0, n1, n2 = add_net_wrench(ws, i, f0, f1, f2, n0, n1, n2)
+        tau[i] = joint_torque(P, i, f2, n2, qd[i], qdd[i], mode & FRICTION)
         if i > 0:
             f0, f1, f2, n0, n1, n2 = to_parent(ws, i, f0, f1, f2, n0, n1, n2)
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..processes import loopback_dds
 from .inputs import FLOOD_PERIOD, Q0, Fuzzer
 from .observer import (CONTROLLER, OBSERVER, PERIOD, SIMULATOR, STATE_TIMEOUT, STEWART,
                             gap_bound)
@@ -51,9 +51,7 @@ def run(duration: float = 180.0, inputs: int = 100_000, rate: float = 100.0,
     """Start the nodes and the observer, fuzz, stop everything; the figures as a dict. The
     nodes' logs go to ``logs`` (a directory kept afterwards) or to a temporary one; ``kinds``
     sends only the kinds whose name contains it; a flood goes out every ``flood_period`` s."""
-    # DDS stays on loopback, on this run's domain, before anything imports rclpy
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    loopback_dds()   # before anything imports rclpy
     from robodyn_ros.dynamics import warm_up
     from robodyn_ros.processes import NodeProcesses, param_list
     from robodyn_ros.resources import find_share_file

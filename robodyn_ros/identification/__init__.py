@@ -4,6 +4,8 @@
 π of a model (per moving body the 10 standard parameters, then per joint its drive parameters),
 ``with_parameters`` the model of a π.
 """
-from .regressors import DRIVE_COLUMNS, parameter_names, regressor, standard_parameters, with_parameters
+from ..dynamics.inertial_parameters import (DRIVE_COLUMNS, parameter_names, standard_parameters,
+                                            with_parameters)
+from ..dynamics.regressor import regressor
 
 __all__ = ["DRIVE_COLUMNS", "parameter_names", "regressor", "standard_parameters", "with_parameters"]

@@ -24,7 +24,7 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from scipy.optimize import least_squares
 
 from ..kernels import one_blas_thread   # p × p work, small matrices
-from .regressors import BODY_COLUMNS, DRIVE_COLUMNS, OFFSET
+from ..dynamics.inertial_parameters import BODY_COLUMNS, DRIVE_COLUMNS, OFFSET
 
 BODY_PARAMETERS = len(BODY_COLUMNS)
 _ROUND, _ROUNDS = 20, 100   # least-squares evaluations per round about one centre, rounds at most (_fit)

@@ -56,8 +56,9 @@ from scipy.optimize import minimize
 from ..control.joints import JointOrder
 from ..control.trajectory import JointTrajectory, limit_violation
 from ..kernels import one_blas_thread
-from .base import base_parameters
-from .regressors import parameter_names, regressor, standard_parameters
+from ..dynamics.base_parameters import base_parameters
+from ..dynamics.inertial_parameters import parameter_names, standard_parameters
+from ..dynamics.regressor import regressor
 
 __all__ = ["CHECK_RATE", "GOAL_RATE", "LIMIT_KINDS", "Excitation", "ExcitationError",
            "ExcitationProblem", "FourierSeries", "goal_document", "limit_usage",

@@ -19,10 +19,12 @@ import time
 
 import numpy as np
 
-from .base import base_parameters
 from .estimate import (consistent_estimate, ordinary_least_squares, payload_estimate,
                        weighted_least_squares)
-from .regressors import DRIVE_COLUMNS, parameter_names, regressor, standard_parameters, with_parameters
+from ..dynamics.base_parameters import base_parameters
+from ..dynamics.inertial_parameters import (DRIVE_COLUMNS, parameter_names, standard_parameters,
+                                            with_parameters)
+from ..dynamics.regressor import regressor
 from .signals import filter_and_differentiate
 
 CUTOFF_HZ = 20.0        # default low-pass: above an excitation's harmonics, below encoder noise

@@ -48,7 +48,7 @@ from ..dynamics.link import ModelError
 from ..dynamics.urdf import chain_layout
 from ..dynamics.urdf_export import _fmt, _inertial, _sub
 from ..sim.check_urdf import link_problems
-from .regressors import BODY_COLUMNS, with_parameters
+from ..dynamics.inertial_parameters import BODY_COLUMNS, with_parameters
 
 # a chain that does not match the model's beyond this (metres, or the entries of a rotation) is
 # another arm: the nominal file is not the one the model was loaded from

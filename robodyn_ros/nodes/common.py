@@ -23,6 +23,8 @@ from ..parameters import ParamSpec
 from ..reasons import CountedEvent, bounded
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+#: The status controller_manager reports its controllers' timing in (nodes' cycle timing here)
+TIMING_STATUS = "Controllers Activity"
 
 
 class ConfigurationError(ValueError):
@@ -186,13 +188,17 @@ class Diagnostics:
     """Publishes one DiagnosticStatus on /diagnostics every ``period`` seconds (wall time).
 
     ``report()`` returns (level, message, key/values) and is called once per period, so it may
-    also reset the node's per-window statistics.
+    also reset the node's per-window statistics. ``timing()``, when given, returns the same for
+    the node's cycle timing (or None: nothing to say), published in the same message as a second
+    status named as controller_manager names its own, ``<node>: Controllers Activity``.
     """
 
     def __init__(self, node: Node, report: Callable[[], tuple[bytes, str, Mapping[str, Any]]],
-                 period: float = 1.0, hardware_id: str = ""):
+                 period: float = 1.0, hardware_id: str = "",
+                 timing: Callable[[], tuple[int, str, Mapping[str, Any]] | None] | None = None):
         self._node = node
         self._report = report
+        self._timing = timing
         self._name = f"{node.get_name()}: {node.get_fully_qualified_name()}"
         self._hardware_id = hardware_id or node.get_name()
         self._publisher = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -207,4 +213,8 @@ class Diagnostics:
         msg = DiagnosticArray()
         msg.header.stamp = self._node.get_clock().now().to_msg()
         msg.status = [diagnostic_status(self._name, self._hardware_id, level, message, values)]
+        timing = self._timing() if self._timing is not None else None
+        if timing is not None:
+            msg.status.append(diagnostic_status(f"{self._node.get_name()}: {TIMING_STATUS}",
+                                                self._hardware_id, *timing))
         self._publisher.publish(msg)

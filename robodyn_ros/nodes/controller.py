@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from time import perf_counter
 
 import numpy as np
 import rclpy.logging
@@ -25,6 +26,7 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from trajectory_msgs.msg import JointTrajectoryPoint
 
+from ..control.cycle_timing import CycleTiming
 from ..control.goal import Tolerances
 from ..control.joints import JointOrder
 from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection, Stale
@@ -33,6 +35,7 @@ from ..parameters import controller_schema, node_schema
 from .common import ConfigurationError, Diagnostics, stamp_parts, stamp_seconds
 from .description import DESCRIPTION_QOS, describes_robot, load_model
 from .controller_state import ControllerStatePublisher
+from .estimates import EstimatesInterface, carry_over, drift
 from .lifecycle import SUCCESS, ManagedNode, spin
 from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, JointStateReader,
                        SerializedFloat64MultiArray, trajectory_from_serialized, trajectory_sizes)
@@ -56,7 +59,8 @@ class ComputedTorqueController(ManagedNode):
         self.loop = self._action = None
         self._lock = threading.Lock()  # the loop, shared with the watchdog's thread
         self._published = None  # the URDF from /robot_description
-        Diagnostics(self, self._report, self.params["diagnostic_period"])
+        self._timing = None  # CycleTiming, from configure
+        Diagnostics(self, self._report, self.params["diagnostic_period"], timing=self._timing_report)
         self.params.on_set(self._validate, self._apply)
         if describes_robot(self.params):
             self.start()
@@ -92,7 +96,9 @@ class ComputedTorqueController(ManagedNode):
                                 position_limit_margin=p["position_limit_margin"])
         self.joints = list(order.names)
         self._state_time = None  # the last valid state's header stamp, echoed by the state
+        self._answered = None    # rate 0: the stamp (sec, nanosec) of the last state answered
         self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
+        self._timing = CycleTiming(NAME, self._rate)  # each cycle's execution time and period
         self._command = SerializedFloat64MultiArray(self.model.dof)
         self._command_pub = self.own(self.create_publisher(Float64MultiArray,
                                                              p["command_topic"], 10))
@@ -112,6 +118,7 @@ class ComputedTorqueController(ManagedNode):
             self.own(self.create_timer(1.0 / self._rate, self._on_timer))
         # staleness is judged in wall time, noticed even when /clock stops or this thread is busy
         self._safe_command = SerializedFloat64MultiArray(self.model.dof)  # the watchdog's own
+        self.own(EstimatesInterface(self, self.loop, self._lock))  # an adaptive law's estimates
         self.own(WatchdogThread(self, self.loop, self._lock, self._on_stale,
                                 max(p["state_timeout"] / 10.0, 1e-3)))
         if FollowJointTrajectory is None:
@@ -141,6 +148,7 @@ class ComputedTorqueController(ManagedNode):
 
     def activate(self):
         self.loop.activate()
+        self._timing.restart()  # the inactive spell is no period
         self.get_logger().info("active: commanding from the measured position")
 
     def deactivate(self):
@@ -155,7 +163,7 @@ class ComputedTorqueController(ManagedNode):
 
     def teardown(self):
         super().teardown()
-        self.loop = self._action = None
+        self.loop = self._action = self._timing = None
 
     # ------------------------------------------------------------------ parameters
     def _validate(self, changes):
@@ -169,11 +177,13 @@ class ComputedTorqueController(ManagedNode):
         law = self.loop.law
         self.loop.apply(change)
         if self.loop.law is not law:
+            carry_over(law, self.loop.law)  # a gain change keeps what an adaptive law learnt
             self.get_logger().info(f"control law now {type(self.loop.law).__name__} "
                                    f"{self.loop.law.params}")
 
     # ------------------------------------------------------------------ inputs
     def _on_joint_state(self, raw: bytes):
+        start = perf_counter()  # a cycle is timed from its joint state's arrival to its command
         if self.loop is None:  # taken after cleanup: the executor may still hand one over
             return
         try:
@@ -188,8 +198,15 @@ class ComputedTorqueController(ManagedNode):
         self._state_time = header
         if result.note:
             self.get_logger().info(result.note)
-        if self._rate == 0.0 and self.active:
+        # rate 0: one answer per state; a copy of one answered already (a step-locked simulator
+        # publishing it again) is not answered twice, or the second answer, stale, would take
+        # the place of the next state's and leave the loop a period behind
+        # (the stamp compared exactly: as float seconds, two a nanosecond apart are one)
+        if self._rate == 0.0 and self.active and (stamp == 0.0 or (
+                header.sec, header.nanosec) != self._answered):
+            self._answered = (header.sec, header.nanosec)
             self._publish(self.loop.cycle())
+            self._timing.record(start, perf_counter())
 
     def _on_trajectory(self, raw: bytes):
         if self.loop is None:
@@ -231,7 +248,9 @@ class ComputedTorqueController(ManagedNode):
     # ------------------------------------------------------------------ output
     def _on_timer(self):
         if self.active and self.loop.active:
+            start = perf_counter()
             self._publish(self.loop.cycle())
+            self._timing.record(start, perf_counter())
 
     def _on_stale(self, stale: Stale):
         """From the watchdog's thread, under the lock."""
@@ -255,6 +274,12 @@ class ComputedTorqueController(ManagedNode):
         command.values[:] = effort
         self._command_pub.publish(bytes(command))
 
+    def _timing_report(self):
+        """The cycles' timing as controller_manager reports its controllers'; None unconfigured."""
+        if self._timing is None:
+            return None
+        return self._timing.report("active" if self.active else "inactive")
+
     def _report(self):
         if self.loop is None:
             waiting = self.configure_error or ("waiting for /robot_description"
@@ -262,6 +287,7 @@ class ComputedTorqueController(ManagedNode):
             return WARN, waiting, {}
         self._state.refresh()
         level, message, values = self.loop.report()
+        values.update(drift(self.loop.law))
         return (level, message, values) if self.active else (WARN, f"inactive ({message})", values)
 
 

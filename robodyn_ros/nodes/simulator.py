@@ -19,6 +19,10 @@ state left unanswered for LOCKSTEP_REPEAT s (wall) is published again, same stam
 controller reconfigured meanwhile (cleanup makes new subscriptions) never heard it, and would
 wait for a state while the simulator waits for its answer.
 
+An unmodelled payload (``payload_mass`` at ``payload_com`` in the tip frame) is carried from
+``payload_time`` (simulated) on; setting that parameter at run time schedules a pick-up, which
+takes effect at the first tick at or after it.
+
 ``/diagnostics`` reports the real-time factor, the brake, a command timeout, rejected commands,
 clamped efforts, position-limit stops and failed integration steps. A failed step (a non-finite
 state, a singular mass matrix) is never published: the state is held and the failure reported.
@@ -76,20 +80,28 @@ class ArmSimulator(Node):
         self.joints = list(order.names)
         if p["mass_scale"] != 1.0 or p["friction_scale"] != 1.0:
             model = model.scaled(mass=p["mass_scale"], friction=p["friction_scale"])
+        bare = model
         if p["payload_mass"] > 0.0:
             if len(p["payload_com"]) != 3:
                 raise ConfigurationError(f"payload_com must be [x, y, z], got {p['payload_com']}")
             model = model.with_payload(p["payload_mass"], com=p["payload_com"])
         self.model = model
         self._dt = 1.0 / p["rate"]
+        urdf = published or read_description(*robot_description_source(p))[1]
         try:
             self.engine = make_engine(
-                p["engine"], model, self._dt, published or read_description(*robot_description_source(p))[1],
-                mass_scale=p["mass_scale"], root=p["root_link"] or None,
+                p["engine"], model, self._dt, urdf, mass_scale=p["mass_scale"],
+                root=p["root_link"] or None,
                 payload=(p["payload_mass"], p["payload_com"], p["tip_link"] or None)
                 if p["payload_mass"] > 0.0 else None)
+            # (without payload, with it): the arm picks the payload up at payload_time
+            self._engines = (self.engine if bare is model else make_engine(
+                p["engine"], bare, self._dt, urdf, mass_scale=p["mass_scale"],
+                root=p["root_link"] or None), self.engine)
         except (ImportError, ValueError) as exc:
             raise ConfigurationError(f"engine '{p['engine']}': {exc}") from exc
+        self._payload_ns = round(1e9 * p["payload_time"])
+        self.params.on_set(lambda changes: changes.get("payload_time"), self._schedule_payload)
         if getattr(self.engine, "coulomb_dropped", False):
             self.get_logger().warning(
                 "the mujoco engine leaves out the URDF's Coulomb friction (MuJoCo's frictionloss "
@@ -216,7 +228,21 @@ class ArmSimulator(Node):
             self._integrate()
         self._advance_time()
 
+    def _schedule_payload(self, seconds):
+        if seconds is not None:
+            self._payload_ns = round(1e9 * seconds)
+            self.get_logger().info(f"payload carried from t = {seconds:g} s (simulated)")
+
+    def _carry_payload(self):
+        """The engine for this tick: the arm without the payload before payload_time, with it
+        from then on; the counts of clamped and stopped steps carry over."""
+        engine = self._engines[self.time_ns >= self._payload_ns]
+        if engine is not self.engine:
+            engine.clamped, engine.stopped = self.engine.clamped, self.engine.stopped
+            self.engine = engine
+
     def _integrate(self):
+        self._carry_payload()
         q, qd = self.q, self.qd
         try:
             for _ in range(self._steps):

@@ -116,6 +116,7 @@ class StewartPlatformNode(ManagedNode):
         self.loop = ForceLoop(platform, limits, clock=self.now, control=self.params["control"],
                               gains=gains, measurement_timeout=self.params["measurement_timeout"])
         self.status = (OK, "no target yet", {})
+        self._answered = None   # the stamp of the last measurement answered (computed_torque)
         self.pub_forces = self.own(self.create_publisher(Float64MultiArray, "~/actuator_forces", 10))
         self.pub_static = self.own(self.create_publisher(Float64MultiArray, "~/static_forces", 10))
         self.pub_legs = self.own(self.create_publisher(JointState, "~/legs", 10))
@@ -192,9 +193,15 @@ class StewartPlatformNode(ManagedNode):
 
     @_input("leg measurement")
     def on_legs_measured(self, msg):
-        rejection = self.loop.measure(msg.position, msg.velocity, msg.name)
+        stamp = stamp_seconds(msg.header.stamp, "header.stamp")
+        rejection = self.loop.measure(msg.position, msg.velocity, msg.name, stamp)
         if rejection is None and self.loop.control == "computed_torque":
-            self.step()   # one answer per measurement: read, compute, write
+            # one answer per measurement: a copy of one answered already (a step-locked simulator
+            # publishing it again) is not answered twice, or a second, stale answer would take
+            # the place of the next measurement's
+            exact = (msg.header.stamp.sec, msg.header.stamp.nanosec)   # floats would merge some
+            if (stamp == 0.0 or exact != self._answered) and self.step():
+                self._answered = exact
         return rejection
 
     def on_enable(self, request, response):
@@ -209,16 +216,17 @@ class StewartPlatformNode(ManagedNode):
         if self.loop.control == "feedforward" or self.loop.measurement_stale():
             self.step()
 
-    def step(self):
+    def step(self) -> bool:
+        """Evaluate, report and publish the forces when they may be; whether they were."""
         if not self.active:
-            return
+            return False
         evaluation = self.loop.evaluate()
         if isinstance(evaluation, Withheld):
             self.withheld(evaluation.reason)
         if isinstance(evaluation, (Withheld, Forces, Disabled)):   # Idle: nothing to report yet
             self.report(DIAGNOSTIC_LEVEL[evaluation.level], evaluation.message, evaluation.values)
         if not isinstance(evaluation, Forces):
-            return
+            return False
         r = evaluation.result
         self.pub_forces.publish(Float64MultiArray(data=r.forces.tolist()))
         if self.params["publish_static_forces"]:
@@ -227,6 +235,7 @@ class StewartPlatformNode(ManagedNode):
                           velocity=r.leg_rates.tolist(), effort=r.forces.tolist())
         legs.header.stamp = self.get_clock().now().to_msg()
         self.pub_legs.publish(legs)
+        return True
 
     # --- diagnostics --------------------------------------------------------------------------
     def report(self, level, message, values):

@@ -180,7 +180,7 @@ class ForceLoop:
         self.trajectory_start = 0.0
         self.wrench = (_ZERO, _ZERO)
         self.last_rejection: Rejection | None = None   # cleared when a target is accepted
-        self.measurement = None   # (lengths, rates, clock time of arrival)
+        self.measurement = None   # (lengths, rates, clock time of arrival, time measured)
         self.estimate = None      # the last MeasuredState: where forward kinematics starts
 
     # --- configuration ------------------------------------------------------------------------
@@ -236,9 +236,13 @@ class ForceLoop:
         return self._set_state("leg setpoint", PlatformState(
             t, rotations.matrix_quaternion(R), _ZERO, _ZERO, _ZERO, _ZERO))
 
-    def measure(self, lengths, rates, names: Sequence[str] = ()) -> Rejection | None:
+    def measure(self, lengths, rates, names: Sequence[str] = (), stamp: float = 0.0
+                ) -> Rejection | None:
         """Six measured leg lengths (m) and rates (m/s), legs 1..6 or in the order ``names``
-        gives, at clock(): what computed_torque closes the loop on."""
+        gives, measured at ``stamp`` (clock seconds; 0: unstamped, taken as measured on arrival):
+        what computed_torque closes the loop on, against the reference at that time — not at the
+        clock's time when it is handled, which may have moved on (a /clock message handled
+        before the measurement of its period)."""
         try:
             lengths = self._leg_lengths(lengths, names)
             if np.size(rates) != len(LEG_NAMES):
@@ -248,7 +252,8 @@ class ForceLoop:
                 raise SetpointError("leg rates not finite")
         except SetpointError as exc:
             return self.reject("leg measurement", exc)
-        self.measurement = (lengths, rates, self.clock())
+        arrival = self.clock()
+        self.measurement = (lengths, rates, arrival, stamp or arrival)
         return None
 
     def measurement_stale(self) -> bool:
@@ -342,9 +347,10 @@ class ForceLoop:
         return ""
 
     # --- evaluation ---------------------------------------------------------------------------
-    def current_state(self) -> PlatformState:
+    def current_state(self, at: float | None = None) -> PlatformState:
+        """The target at clock time ``at`` (default: now)."""
         if isinstance(self.target, PoseTrajectory):
-            return self.target.sample(self.clock() - self.trajectory_start)
+            return self.target.sample((self.clock() if at is None else at) - self.trajectory_start)
         return self.target
 
     def fault(self, condition_number, forces) -> str:
@@ -362,10 +368,12 @@ class ForceLoop:
         return ""
 
     def evaluate(self) -> Evaluation:
-        """The forces for the current target at clock() and what may be done with them."""
+        """The forces for the target at clock() (computed_torque: at the time the legs were
+        measured) and what may be done with them."""
         if self.target is None:
             return Idle(Level.OK, "no target yet", {})
-        desired = self.current_state()
+        closed = self.control != "feedforward" and self.measurement is not None
+        desired = self.current_state(self.measurement[3] if closed else None)
         values = {}
         if self.control == "feedforward":
             state = desired.pose_args()
@@ -406,7 +414,7 @@ class ForceLoop:
             age = ("no leg measurement yet" if self.measurement is None else
                    f"last leg measurement {self.clock() - self.measurement[2]:.3g} s old")
             raise EstimateError(f"{age} (measurement_timeout {self.measurement_timeout:g} s)")
-        lengths, rates, _ = self.measurement
+        lengths, rates, _, _ = self.measurement
         guess = self.estimate or desired
         self.estimate = estimate(self.platform, lengths, rates, guess.position, guess.rotation)
         return self.estimate

@@ -18,7 +18,8 @@ import dataclasses
 
 import numpy as np
 
-from .regressors import columns, parameter_names, regressor
+from .inertial_parameters import columns, parameter_names
+from .regressor import regressor
 
 TOLERANCE = 1e-8   # relative to the largest pivot (|R_00|) or singular value
 
