@@ -22,8 +22,8 @@ $(VENV)/.installed: setup.py package.xml
 # numba compiles the kernels here, once (about 20 s), and again only when a kernel source changed:
 # no node start waits for it. numba's cache is in the __pycache__ directories of robodyn_ros/.
 KERNEL_SOURCES := robodyn_ros/kernels.py robodyn_ros/control/cycle_steps.py \
-                  $(wildcard robodyn_ros/dynamics/*.py robodyn_ros/stewart/*.py) \
-                  robodyn_ros/identification/regressors.py
+                  robodyn_ros/control/adaptive.py robodyn_ros/control/task_space.py \
+                  $(wildcard robodyn_ros/dynamics/*.py robodyn_ros/stewart/*.py)
 $(VENV)/.compiled: $(VENV)/.installed $(KERNEL_SOURCES)
 	$(VENV)/bin/robodyn-ros compile
 	touch $@

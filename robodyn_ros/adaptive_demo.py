@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn_ros.arm_loop import BOUND, CONTROLLER, KP, KV, LEAD_IN, Q_GOAL, Q_START, STARTUP_TIMEOUT, Loop
-from robodyn_ros.processes import NodeProcesses, loopback_dds, param_list, plot_errors, run_all
+from robodyn_ros.processes import WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors, run_all
 
 LAWS = ("computed_torque", "adaptive_computed_torque")
 TOOL_COM = (0.0, 0.0, 0.1)   # m in the tip frame: a tool sticking out of the flange
@@ -145,10 +145,10 @@ def run_law(logs: Path, urdf: Path, law: str, args) -> dict:
             "initial_position": param_list(q_start), "payload_mass": args.payload,
             "payload_com": param_list(args.payload_com),
             "payload_time": NOT_YET if args.pick_up_at is not None else 0.0,
-            "friction_scale": 0.0, "lockstep": "true", "command_timeout": 0.5})
+            "friction_scale": 0.0, "lockstep": "true", "command_timeout": WATCHDOG})
         procs.start(CONTROLLER, "robodyn_ros.nodes.controller", {
             "urdf_file": urdf, "use_sim_time": "true", "control_law": law, **gains,
-            "friction": "false", "rate": 0.0, "state_timeout": 0.5})
+            "friction": "false", "rate": 0.0, "state_timeout": WATCHDOG})
         with Loop(procs) as loop:
             estimates = record_estimates(loop)
             loop.wait_until_ready(law)

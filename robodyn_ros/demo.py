@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn_ros.arm_loop import BOUND, CONTROLLER, KP, KV, Q_GOAL, Q_START, Loop
-from robodyn_ros.processes import NodeProcesses, loopback_dds, param_list, plot_errors, run_all, write_outputs
+from robodyn_ros.processes import WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors, run_all, write_outputs
 from robodyn_ros.sim import ENGINES
 
 def parse_args(argv):
@@ -154,11 +154,11 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
         procs.start("arm_simulator", "robodyn_ros.nodes.simulator", {
             "urdf_file": urdf, "rate": 1000.0, "publish_rate": float(rate),
             "initial_position": param_list(q_start), "payload_mass": float(payload),
-            "friction_scale": 0.0, "lockstep": "true", "command_timeout": 0.5,
+            "friction_scale": 0.0, "lockstep": "true", "command_timeout": WATCHDOG,
             "engine": engine})
         procs.start(CONTROLLER, "robodyn_ros.nodes.controller", {
             "urdf_file": urdf, "use_sim_time": "true", "control_law": "computed_torque",
-            "kp": KP, "kd": KV, "friction": "false", "rate": 0.0, "state_timeout": 0.5})
+            "kp": KP, "kd": KV, "friction": "false", "rate": 0.0, "state_timeout": WATCHDOG})
         with Loop(procs, bag) as loop:
             loop.wait_until_ready(label)
             result = loop.motion(q_start, q_goal, duration, label, rate)

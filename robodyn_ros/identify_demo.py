@@ -34,7 +34,7 @@ import numpy as np
 
 from robodyn_ros.arm_loop import (BOUND, CONTROLLER, KP, KV, LEAD_IN, Q_GOAL, Q_START,
                                   STARTUP_TIMEOUT, Loop, recorder)
-from robodyn_ros.processes import NodeProcesses, loopback_dds, param_list, record, run_all
+from robodyn_ros.processes import WATCHDOG, NodeProcesses, loopback_dds, param_list, record, run_all
 
 MASS_SCALE = (1.0, 1.25, 0.8, 1.3, 0.85, 1.2)          # links 2-6; link 1 has no nominal mass
 COM_SHIFT = ((0.0, 0.0, 0.0), (0.02, -0.01, 0.01), (-0.01, 0.02, 0.0), (0.0, 0.01, -0.02),
@@ -142,10 +142,10 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
             "urdf_file": plant_urdf, "rate": 1000.0, "publish_rate": 1000.0,
             "initial_position": param_list(q_start), "lockstep": "true",
             # lockstep: simulated time stands still while the controller is reconfigured
-            "command_timeout": 60.0})
+            "command_timeout": WATCHDOG})
         procs.start(CONTROLLER, "robodyn_ros.nodes.controller", {
             "use_sim_time": "true", "control_law": "computed_torque", "kp": KP, "kd": KV,
-            "friction": "true", "rate": 0.0, "state_timeout": 0.5})
+            "friction": "true", "rate": 0.0, "state_timeout": WATCHDOG})
         with Loop(procs) as loop:
             user = User(loop)
             user.publish_description(Path(nominal_urdf).read_text())

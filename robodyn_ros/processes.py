@@ -62,6 +62,13 @@ class NodeProcesses:
             log.close()
 
 
+#: The wall-clock watchdogs of the demos' step-locked nodes (the simulator's command_timeout, the
+#: controller's state_timeout), s: in lockstep a stall of a loaded machine delays the run and is no
+#: fault, while 0.5 s was short enough for one to stop the arm (zero effort, brakes) or put the
+#: controller on hold mid-run; a node that died still ends the run within seconds.
+WATCHDOG = 5.0
+
+
 def loopback_dds() -> str:
     """DDS on loopback and on a domain of this run's own (unless one is set): called before
     anything imports rclpy, and inherited by every node process started. Returns the domain."""

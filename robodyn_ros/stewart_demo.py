@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.processes import (NodeProcesses, loopback_dds, param_list, plot_errors, record, run_all,
+from robodyn_ros.processes import (WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors, record, run_all,
                                    spin_until, write_outputs)
 
 AXES = ("x", "y", "z", "rx", "ry", "rz")
@@ -147,7 +147,7 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
             "platform_file": platform_file, "rate": 1000.0, "publish_rate": rate,
             "initial_position": param_list(positions[0]),
             "initial_rpy": param_list([0.0, 0.0, -0.2]), "lockstep": "true",
-            "command_timeout": 0.5, **simulator_params})
+            "command_timeout": WATCHDOG, **simulator_params})
         procs.start("stewart_platform", "robodyn_ros.nodes.stewart_platform", {
             "platform_file": platform_file, "use_sim_time": "true", "control": "computed_torque",
             "kp": KP, "kv": KV, "rate": 10.0, "measurement_timeout": 0.5})
