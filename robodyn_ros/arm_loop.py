@@ -51,7 +51,10 @@ class Loop:
         from robodyn_ros.nodes.common import stamp_seconds
 
         self.procs = procs
-        self.node = Node("puma560_demo", parameter_overrides=[Parameter("use_sim_time", value=True)])
+        # no /rosout publisher: it logs nothing there, and a second run's node of the same name
+        # would warn that the first one's is still registered
+        self.node = Node("puma560_demo", enable_rosout=False,
+                         parameter_overrides=[Parameter("use_sim_time", value=True)])
         self.executor = EventsExecutor()
         self.executor.add_node(self.node)
         self.recorder = None if bag is None else recorder(self.node, bag)

@@ -23,6 +23,8 @@ from ..parameters import ParamSpec
 from ..reasons import CountedEvent, bounded
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+#: Messages a simulator's state and /clock publishers keep (KEEP_LAST) for a reader that lags
+STATE_HISTORY = 1000
 #: The status controller_manager reports its controllers' timing in (nodes' cycle timing here)
 TIMING_STATUS = "Controllers Activity"
 

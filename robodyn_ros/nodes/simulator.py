@@ -47,7 +47,7 @@ from ..parameters import node_schema
 from ..reasons import bounded
 from .lifecycle import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     Parameters, steady_clock)
+                     STATE_HISTORY, Parameters, steady_clock)
 from .description import load_model, robot_description_source, when_described
 from .messages import SerializedJointState
 
@@ -142,8 +142,10 @@ class ArmSimulator(Node):
         # kept serialized and written in place: 3.0 us a state instead of 6.3 through a message
         self._state = SerializedJointState(self.joints, JointState, effort=True)
         self._clock_msg = Clock()
-        self._state_pub = self.create_publisher(JointState, "joint_states", 10)
-        self._clock_pub = self.create_publisher(Clock, "/clock", 10)
+        # a second of states at 1 kHz kept for a reader that lags (a recorder on a loaded machine):
+        # with KEEP_LAST 10 a reliable reader that fell 10 states behind lost the oldest ones
+        self._state_pub = self.create_publisher(JointState, "joint_states", STATE_HISTORY)
+        self._clock_pub = self.create_publisher(Clock, "/clock", STATE_HISTORY)
         self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command, 10)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_timer(1.0 / publish_rate, self._tick, clock=steady_clock())

@@ -39,7 +39,7 @@ from ..stewart import PlatformFileError, StewartPlatform, rotations, warm_up
 from ..stewart.force_loop import LEG_NAMES
 from ..stewart.plant import SimulatedPlatform, StepError, with_payload
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     Parameters, steady_clock)
+                     STATE_HISTORY, Parameters, steady_clock)
 from .lifecycle import spin
 
 
@@ -90,9 +90,10 @@ class StewartSimulator(Node):
         self._pose.header.frame_id = "base"
         self._clock_msg = Clock()
         self._measure()   # the state at time 0
-        self._legs_pub = self.create_publisher(JointState, p["state_topic"], 10)
-        self._pose_pub = self.create_publisher(PoseStamped, "~/pose", 10)
-        self._clock_pub = self.create_publisher(Clock, "/clock", 10)
+        # kept for a reader that lags (a recorder on a loaded machine), as arm_simulator does
+        self._legs_pub = self.create_publisher(JointState, p["state_topic"], STATE_HISTORY)
+        self._pose_pub = self.create_publisher(PoseStamped, "~/pose", STATE_HISTORY)
+        self._clock_pub = self.create_publisher(Clock, "/clock", STATE_HISTORY)
         self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command, 10)
         self.create_timer(1.0 / publish_rate, self._tick, clock=steady_clock())
         Diagnostics(self, self._report, p["diagnostic_period"], hardware_id=sp.name)
