@@ -64,6 +64,9 @@ def parse_args(argv):
     parser.add_argument("--law", nargs="*", metavar="NAME", help="the 004 motion there and back "
                         "with a tool the controller's model lacks, per control law (doc/demo.md; "
                         "'demo --law -h' for its options)")
+    parser.add_argument("--cartesian", choices=("circle", "square"), help="a Cartesian path "
+                        "followed by the task-space laws on the PUMA and a 7-joint arm (doc/demo.md; "
+                        "'demo --cartesian circle -h' for its options)")
     parser.add_argument("--engine", choices=ENGINES, default="robodyn",
                         help="the simulator's engine (default: robodyn; mujoco needs the extra)")
     parser.add_argument("--urdf", metavar="FILE", help="robot description (default: the "
@@ -89,6 +92,9 @@ def main(argv=None) -> int:
     if "--identify" in argv:  # identification closing the loop: its own options
         from robodyn_ros.identify_demo import main as identify_main
         return identify_main([a for a in argv if a != "--identify"])
+    if any(a == "--cartesian" or a.startswith("--cartesian=") for a in argv):  # task space
+        from robodyn_ros.cartesian_demo import main as cartesian_main
+        return cartesian_main(argv)
     if any(a == "--law" or a.startswith("--law=") for a in argv):  # adaptive control, a tool
         from robodyn_ros.adaptive_demo import main as adaptive_main
         return adaptive_main(argv)

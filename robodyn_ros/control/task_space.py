@@ -391,17 +391,17 @@ class OperationalSpace(_TaskSpaceLaw):
     parameters = {
         "task_kp": "task-space position gain K_p (1/s²): one value, [translational, rotational], "
                    "or 6 values (x, y, z, rx, ry, rz in the base frame), each > 0",
-        "task_kd": "task-space velocity gain K_d (1/s), as task_kp; unset: 2 √K_p (critically "
-                   "damped)",
+        "task_kd": "task-space velocity gain K_d (1/s), as task_kp; 2 √K_p is critically damped "
+                   "(the default 20 for the default K_p 100)",
         **_SHARED,
     }
-    defaults = {"task_kp": 100.0, "task_kd": None, **_SHARED_DEFAULTS}
+    # a value, not "unset": a node parameter must have one (ros2 param dump, --params-file)
+    defaults = {"task_kp": 100.0, "task_kd": 20.0, **_SHARED_DEFAULTS}
 
     def _configure(self, params):
         super()._configure(params)
         kp = _axes("task_kp", params["task_kp"], strict=True)
-        kd = 2.0 * np.sqrt(kp) if params["task_kd"] is None else _axes("task_kd", params["task_kd"],
-                                                                      strict=True)
+        kd = _axes("task_kd", params["task_kd"], strict=True)
         self._gains = np.array([kp, kd])
 
     def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):

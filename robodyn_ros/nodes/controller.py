@@ -4,9 +4,10 @@ A managed node, mapped as ros2_control maps a controller: configure loads the mo
 parameters, or from /robot_description when neither is set), compiles and validates; activate
 holds the measured position; deactivate publishes the ``on_deactivate`` command once and stops.
 Inputs: ``/joint_states`` (matched by name), ``~/joint_trajectory`` (JTC rules), ``~/reference``
-(one point in ``joints`` order) and, with control_msgs, ``~/follow_joint_trajectory``. Output: the
-command on ``command_topic`` (Float64MultiArray in ``joints`` order, saturated), the controller
-state and ``/diagnostics``. Parameters and topics: doc/computed_torque_controller.md.
+(one point in ``joints`` order), with control_msgs ``~/follow_joint_trajectory`` and, for a
+task-space law, Cartesian targets (nodes/cartesian.py). Output: the command on ``command_topic``
+(Float64MultiArray in ``joints`` order, saturated), the controller state and ``/diagnostics``.
+Parameters and topics: doc/computed_torque_controller.md.
 
 This node is an adapter: what it does with a state, a reference or a failing law is
 :class:`robodyn_ros.control.loop.ControlLoop`'s; here messages become arrays and results messages.
@@ -34,6 +35,7 @@ from ..dynamics import warm_up
 from ..parameters import controller_schema, node_schema
 from .common import ConfigurationError, Diagnostics, stamp_parts, stamp_seconds
 from .description import DESCRIPTION_QOS, describes_robot, load_model
+from .cartesian import CartesianInterface, chain_ends
 from .controller_state import ControllerStatePublisher
 from .estimates import EstimatesInterface, carry_over, drift
 from .lifecycle import SUCCESS, ManagedNode, spin
@@ -119,6 +121,8 @@ class ComputedTorqueController(ManagedNode):
         # staleness is judged in wall time, noticed even when /clock stops or this thread is busy
         self._safe_command = SerializedFloat64MultiArray(self.model.dof)  # the watchdog's own
         self.own(EstimatesInterface(self, self.loop, self._lock))  # an adaptive law's estimates
+        self._cartesian = self.own(CartesianInterface(  # a task-space law's targets and frame
+            self, self.loop, self._now, *chain_ends(p, self._published)))
         self.own(WatchdogThread(self, self.loop, self._lock, self._on_stale,
                                 max(p["state_timeout"] / 10.0, 1e-3)))
         if FollowJointTrajectory is None:
@@ -196,7 +200,8 @@ class ComputedTorqueController(ManagedNode):
         if isinstance(result, Rejection):
             return
         self._state_time = header
-        if result.note:
+        if result.note:  # control resumes after an outage, holding the measured position
+            self._cartesian.clear()
             self.get_logger().info(result.note)
         # rate 0: one answer per state; a copy of one answered already (a step-locked simulator
         # publishing it again) is not answered twice, or the second answer, stale, would take
@@ -205,6 +210,7 @@ class ComputedTorqueController(ManagedNode):
         if self._rate == 0.0 and self.active and (stamp == 0.0 or (
                 header.sec, header.nanosec) != self._answered):
             self._answered = (header.sec, header.nanosec)
+            self._cartesian.before_cycle()  # a Cartesian trajectory sampled at the state
             self._publish(self.loop.cycle())
             self._timing.record(start, perf_counter())
 
@@ -219,6 +225,7 @@ class ComputedTorqueController(ManagedNode):
             return self.loop.reject(f"trajectory: {exc}")
         result = self.loop.set_trajectory(trajectory, start)
         if not isinstance(result, Rejection):
+            self._cartesian.clear()
             if self._action is not None:
                 self._action.preempt("Current goal preempted by a trajectory on the topic.")
             self.get_logger().info(result.note)
@@ -226,13 +233,17 @@ class ComputedTorqueController(ManagedNode):
     def _on_reference(self, msg: JointTrajectoryPoint):
         if self.loop is None:
             return
-        self.loop.set_reference(msg.positions, msg.velocities, msg.accelerations)
+        if not isinstance(self.loop.set_reference(msg.positions, msg.velocities,
+                                                  msg.accelerations), Rejection):
+            self._cartesian.clear()
 
     # ------------------------------------------------------------------ services
     def _on_enable(self, request, response):
         if self.loop is None:  # a request queued before cleanup destroyed the service
             return response
         response.success = True
+        if request.data and not self.loop.enabled:  # the loop holds where the arm is now
+            self._cartesian.clear()
         response.message = self.loop.enable(request.data)
         self.get_logger().info(response.message)
         return response
@@ -242,6 +253,8 @@ class ComputedTorqueController(ManagedNode):
             return response
         result = self.loop.hold()
         response.success = not isinstance(result, Rejection)
+        if response.success:
+            self._cartesian.clear()
         response.message = result.reason if isinstance(result, Rejection) else result.note
         return response
 
@@ -249,6 +262,7 @@ class ComputedTorqueController(ManagedNode):
     def _on_timer(self):
         if self.active and self.loop.active:
             start = perf_counter()
+            self._cartesian.before_cycle()  # a Cartesian trajectory sampled at the state
             self._publish(self.loop.cycle())
             self._timing.record(start, perf_counter())
 
@@ -265,6 +279,7 @@ class ComputedTorqueController(ManagedNode):
             # an unstamped state's: the time the cycle sampled the reference at
             stamp = self._state_time if self.loop.stamp else stamp_parts(self.loop.time)
             self._state.publish(self.loop, stamp, self._command.values)
+            self._cartesian.after_cycle(stamp)
             if self._action is not None:
                 self._action.after_cycle()
 
@@ -288,6 +303,7 @@ class ComputedTorqueController(ManagedNode):
         self._state.refresh()
         level, message, values = self.loop.report()
         values.update(drift(self.loop.law))
+        values.update(self._cartesian.report())
         return (level, message, values) if self.active else (WARN, f"inactive ({message})", values)
 
 

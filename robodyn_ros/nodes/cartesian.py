@@ -1,0 +1,326 @@
+"""What computed_torque_controller offers a task-space law (``operational_space``,
+``cartesian_impedance``, or any law with ``set_target`` and ``clear_target``): Cartesian inputs,
+the task frame's pose and twist, and the law's singularity figures on /diagnostics.
+
+* ``~/target_pose`` (geometry_msgs/PoseStamped): track this pose of the task frame, at rest.
+* ``~/target_wrench`` (geometry_msgs/WrenchStamped): the wrench [f; n] the task frame exerts
+  (``cartesian_impedance`` only: ``set_wrench``; moment about the frame's origin).
+* ``~/cartesian_trajectory`` (trajectory_msgs/MultiDOFJointTrajectory, ``joint_names`` = [the task
+  frame]): poses with twists and accelerations at ``time_from_start`` after ``header.stamp`` (0:
+  now), read as the Stewart platform reads its trajectory (``point_arrays``, ``PoseTrajectory``:
+  linear between points, slerp for the orientation, at rest before the first and after the last)
+  and sampled at every cycle at the state's stamp. As with joint_trajectory_controller, a first
+  point later than 0 is reached from the pose commanded when the trajectory arrives.
+* ``~/current_pose`` (PoseStamped) and ``~/current_twist`` (TwistStamped, [v; ω] of the frame's
+  origin in the base frame): the task frame (the tip for a law without one) at every cycle,
+  stamped with the state's stamp, while someone listens.
+
+Every frame_id is the base frame, the URDF's root link of the chain (``root_link``, or the root of
+the tree): an input's frame_id must be it or empty. An input while the law takes no Cartesian
+target, a frame_id of another frame, a non-finite value or a quaternion whose norm is not 1 (within
+QUATERNION_TOLERANCE) is refused with the reason (counted, throttled, /diagnostics) and changes
+nothing, as is a pose the arm cannot reach: farther from the first joint's axis origin than the
+sum of the link lengths (``reach``), or not reached within the joint limits by a damped
+least-squares IK from the measured configuration (``solve``: IK_ITERATIONS iterations, then
+IK_POINT_ITERATIONS from the previous solution for each trajectory point IK_SPACING or farther from
+the last one solved, and the last point; refused with a residual above IK_POSITION_TOLERANCE or
+IK_ORIENTATION_TOLERANCE). A joint trajectory, a joint reference or
+``~/hold`` drops the Cartesian target (the law follows the joint reference again); a new law
+object of a task-space law (a gain change) gets the target again, a law of another kind drops it.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from trajectory_msgs.msg import MultiDOFJointTrajectory
+
+from ..dynamics.urdf import chain_layout
+from ..stewart.rotations import log_so3, matrix_quaternion, quaternion_matrix
+from ..stewart.setpoints import PoseTrajectory, check_states
+from .common import stamp_seconds
+from .description import robot_description_source
+from .stewart_platform import point_arrays
+
+QUATERNION_TOLERANCE = 1e-3
+IK_ITERATIONS, IK_POINT_ITERATIONS = 200, 30
+IK_POSITION_TOLERANCE, IK_ORIENTATION_TOLERANCE = 1e-3, 1e-2   # m, rad
+IK_SPACING = 0.01, 0.05   # m, rad: trajectory points closer than this to the last one solved are skipped
+_DAMPING = 1e-2                      # λ of the IK's damped least squares
+_STEP = 0.1                          # m (and rad) at most per IK iteration
+_NO_LEGS = SimpleNamespace(leg_length_limits=None)   # check_states' platform: no legs to check
+_ZERO6 = np.zeros(6)
+
+
+# ------------------------------------------------------------------ ROS-free: the checks
+
+def takes_target(law) -> bool:
+    return hasattr(law, "set_target") and hasattr(law, "clear_target")
+
+
+def task_link(law) -> str | None:
+    """The law's task frame (None: the tip)."""
+    link = getattr(law, "params", {}).get("task_link") if takes_target(law) else None
+    return link or None
+
+
+def reach(model, link=None) -> tuple[np.ndarray, float]:
+    """The first joint's axis origin (base frame) and an upper bound of the distance from it to
+    the origin of ``link``'s frame: the sum of the distances between successive joint frames (and
+    to the tip), plus each prismatic joint's travel."""
+    k = model.frame_index(link)
+    lengths = [np.linalg.norm(model.links[i].pre[:3, 3]) for i in range(1, min(k + 1, model.dof))]
+    if k == model.dof:
+        lengths.append(np.linalg.norm(model.tip[:3, 3]))
+    travel = [max(abs(model.lower[i]), abs(model.upper[i])) for i in range(min(k + 1, model.dof))
+              if model.joint_types[i] == "prismatic"]
+    return model.links[0].pre[:3, 3].copy(), float(sum(lengths) + sum(travel))
+
+
+def solve(model, link, q, position, rotation, iterations):
+    """Damped least squares from ``q`` towards the pose, each step clipped into the joint limits:
+    (q reached, position residual m, orientation residual rad)."""
+    q, zero = np.array(q, dtype=float), np.zeros(model.dof)
+    for k in range(iterations + 1):
+        pose, J, _, _ = model.frame_motion(q, zero, link)
+        e = np.concatenate([position - pose[:3, 3], log_so3(rotation @ pose[:3, :3].T)])
+        size = np.linalg.norm(e)
+        if k == iterations or (np.linalg.norm(e[:3]) < 0.1 * IK_POSITION_TOLERANCE
+                               and np.linalg.norm(e[3:]) < 0.1 * IK_ORIENTATION_TOLERANCE):
+            break
+        e *= min(1.0, _STEP / size)
+        q = np.clip(q + J.T @ np.linalg.solve(J @ J.T + _DAMPING ** 2 * np.eye(6), e),
+                    model.lower, model.upper)
+    return q, float(np.linalg.norm(e[:3])), float(np.linalg.norm(e[3:]))
+
+
+def unreachable(model, link, q, positions, quaternions) -> str:
+    """Why the poses (K x 3 positions, K x 4 unit quaternions) cannot be reached from ``q``, or ''."""
+    origin, longest = reach(model, link)
+    distance = np.linalg.norm(positions - origin, axis=1)
+    if np.any(distance > longest):
+        i = int(np.argmax(distance > longest))
+        return (f"point {i}: outside the workspace, {distance[i]:.4g} m from the first joint's "
+                f"axis, the arm reaches {longest:.4g} m")
+    rotations, last = quaternion_matrix(quaternions), None
+    for i in range(len(positions)):
+        if last is not None and i < len(positions) - 1 and (
+                np.linalg.norm(positions[i] - positions[last]) < IK_SPACING[0] and 2.0 * np.arccos(
+                    min(abs(quaternions[i] @ quaternions[last]), 1.0)) < IK_SPACING[1]):
+            continue   # close to the last point solved: the path between is not checked anyway
+        last = i
+        q, dp, dr = solve(model, link, q, positions[i], rotations[i],
+                          IK_ITERATIONS if i == 0 else IK_POINT_ITERATIONS)
+        if dp > IK_POSITION_TOLERANCE or dr > IK_ORIENTATION_TOLERANCE:
+            at = [name for name, v, lo, hi in zip(model.joint_names, q, model.lower, model.upper)
+                  if v <= lo or v >= hi]
+            return (f"point {i}: not reached within the joint limits (damped least squares from "
+                    f"the measured configuration): residual {dp:.3g} m, {dr:.3g} rad"
+                    + (f", at the limit: {', '.join(at)}" if at else ""))
+    return ""
+
+
+def chain_ends(params, published) -> tuple[str, str]:
+    """The chain's root and tip link names in the URDF the node's model came from."""
+    if published is not None and not (params["robot_description"].strip() or params["urdf_file"]):
+        source, xacro_args = published, []
+    else:
+        source, xacro_args = robot_description_source(params)
+    layout = chain_layout(source, params["root_link"] or None, params["tip_link"] or None,
+                          xacro_args)
+    return layout.root_link, layout.tip_link
+
+
+# ------------------------------------------------------------------ the adapter
+
+def _xyz(v):
+    return [v.x, v.y, v.z]
+
+
+class CartesianInterface:
+    """The module docstring's topics on ``node``, for the law of ``loop`` (it may change at run
+    time). ``clock`` the node's (the loop's) clock; ``base`` and ``tip`` the chain's end links.
+    The node calls ``before_cycle`` before each ``loop.cycle()`` and ``after_cycle`` after it."""
+
+    def __init__(self, node, loop, clock, base: str, tip: str):
+        self._node, self._loop, self._clock, self.base, self.tip = node, loop, clock, base, tip
+        self._law = loop.law
+        self._goal = None         # (position, quaternion, twist, acceleration) as last set
+        self._trajectory = None   # (PoseTrajectory, start on the clock)
+        self._wrench = None
+        self._subscriptions = [node.create_subscription(kind, topic, callback, 10) for kind, topic,
+                               callback in ((PoseStamped, "~/target_pose", self._on_pose),
+                                            (WrenchStamped, "~/target_wrench", self._on_wrench),
+                                            (MultiDOFJointTrajectory, "~/cartesian_trajectory",
+                                             self._on_trajectory))]
+        self._pose_pub = node.create_publisher(PoseStamped, "~/current_pose", 10)
+        self._twist_pub = node.create_publisher(TwistStamped, "~/current_twist", 10)
+        self._pose, self._twist = PoseStamped(), TwistStamped()
+        self._pose.header.frame_id = self._twist.header.frame_id = base
+
+    # ------------------------------------------------------------ inputs
+    def _refuse(self, what, msg_frame) -> str:
+        """Why the law or the frame refuses a ``what`` input, or ''."""
+        if not takes_target(self._loop.law):
+            return f"control_law {self._loop.config['control_law']} takes no Cartesian target"
+        if msg_frame not in ("", self.base):
+            return f"frame_id '{msg_frame}' is not the base frame '{self.base}' (or empty)"
+        if self._loop.received is None:
+            return f"{what} before the first valid joint state"
+        return ""
+
+    def _reject(self, what, reason):
+        self._loop.reject(f"{what}: {reason}")
+
+    def _on_pose(self, msg: PoseStamped):
+        reason = self._refuse("target_pose", msg.header.frame_id)
+        if not reason:
+            p, o = msg.pose.position, msg.pose.orientation
+            try:
+                quaternion = check_states(_NO_LEGS, np.array([[p.x, p.y, p.z]]),
+                                 np.array([[o.x, o.y, o.z, o.w]]), [np.zeros((1, 3))] * 4,
+                                 QUATERNION_TOLERANCE)
+            except ValueError as exc:
+                reason = str(exc).removeprefix("point 0: ")
+            else:
+                position = np.array([p.x, p.y, p.z])
+                reason = unreachable(self._loop.model, task_link(self._loop.law), self._loop.q,
+                                     position[None], quaternion).removeprefix("point 0: ")
+        if reason:
+            return self._reject("target_pose", reason)
+        self._trajectory = None
+        self._set(position, quaternion[0], _ZERO6, _ZERO6)
+
+    def _on_wrench(self, msg: WrenchStamped):
+        reason = self._refuse("target_wrench", msg.header.frame_id)
+        w = np.array(_xyz(msg.wrench.force) + _xyz(msg.wrench.torque))
+        if not reason and not hasattr(self._loop.law, "set_wrench"):
+            reason = (f"control_law {self._loop.config['control_law']} takes no wrench "
+                      "(cartesian_impedance does)")
+        if not reason and not np.isfinite(w).all():
+            reason = f"not finite: {w.tolist()}"
+        if reason:
+            return self._reject("target_wrench", reason)
+        self._wrench = w
+        self._loop.law.set_wrench(w)
+
+    def _on_trajectory(self, msg: MultiDOFJointTrajectory):
+        names = self._frame_names()
+        reason = self._refuse("cartesian_trajectory", msg.header.frame_id)
+        if not reason and list(msg.joint_names) not in ([n] for n in names):
+            reason = f"joint_names {msg.joint_names[:3]} must be one of [{names}] (the task frame)"
+        if not reason and not 0 < len(msg.points) <= self._loop.max_trajectory_points:
+            reason = (f"{len(msg.points)} points: 1 to max_trajectory_points "
+                      f"{self._loop.max_trajectory_points}")
+        if not reason:
+            try:
+                reason, trajectory, start = "", *self._read(msg)
+            except ValueError as exc:
+                reason = str(exc)
+        if reason:
+            return self._reject("cartesian_trajectory", reason)
+        self._trajectory = (trajectory, start)
+        self._node.get_logger().info(f"Cartesian trajectory of {len(msg.points)} point(s) "
+                                     f"accepted, ends at t = {start + trajectory.duration:.3f} s")
+
+    def _frame_names(self) -> list[str]:
+        link = task_link(self._loop.law)
+        return [link] if link not in (None, "tip") else ["tip", self.tip]
+
+    def _read(self, msg):
+        times = np.array([stamp_seconds(p.time_from_start, f"point {i} time_from_start")
+                          for i, p in enumerate(msg.points)])
+        positions, quaternions, rates = point_arrays(msg.points)
+        quaternions = check_states(_NO_LEGS, positions, quaternions, rates, QUATERNION_TOLERANCE)
+        reason = unreachable(self._loop.model, task_link(self._loop.law), self._loop.q,
+                             positions, quaternions)
+        if reason:
+            raise ValueError(reason)
+        if times[0] > 0.0:   # JTC: from the pose commanded now to the first point
+            position, quaternion = self._commanded()
+            times, positions = np.r_[0.0, times], np.vstack([position, positions])
+            quaternions = np.vstack([quaternion, quaternions])
+            rates = [np.vstack([np.zeros(3), r]) for r in rates]
+        start = stamp_seconds(msg.header.stamp, "header.stamp") or self._clock()
+        return PoseTrajectory(times, positions, quaternions, *rates), start
+
+    def _commanded(self):
+        """The target pose now: the trajectory's, the target's, or the joint reference's."""
+        if self._trajectory is not None:
+            s = self._trajectory[0].sample(self._clock() - self._trajectory[1])
+            return s.position, s.quaternion
+        if self._goal is not None:
+            return self._goal[0], self._goal[1]
+        q_d = self._loop.q if self._loop.reference is None else self._loop.reference[0]
+        pose = self._loop.model.frame_pose(q_d, task_link(self._loop.law))
+        return pose[:3, 3], matrix_quaternion(pose[:3, :3])
+
+    def _set(self, position, quaternion, twist, acceleration):
+        self._goal = (position, quaternion, twist, acceleration)
+        self._loop.law.set_target(position, quaternion, twist, acceleration)
+
+    def clear(self):
+        """Back to the joint reference (a joint trajectory, a joint reference or a hold)."""
+        self._goal = self._trajectory = None
+        if takes_target(self._loop.law):
+            self._loop.law.clear_target()
+
+    # ------------------------------------------------------------ the cycle
+    def before_cycle(self):
+        law = self._loop.law
+        if law is not self._law:   # a parameter change built a new law
+            self._law = law
+            if not takes_target(law):
+                if self._goal is not None or self._wrench is not None:
+                    self._node.get_logger().info("the new control law takes no Cartesian "
+                                                 "target: the Cartesian target is dropped")
+                self._goal = self._trajectory = self._wrench = None
+            else:
+                if self._goal is not None:
+                    law.set_target(*self._goal)
+                if self._wrench is not None and hasattr(law, "set_wrench"):
+                    law.set_wrench(self._wrench)
+        if self._trajectory is not None:
+            trajectory, start = self._trajectory
+            t = (self._loop.stamp or self._clock()) - start
+            s = trajectory.sample(t)
+            self._set(s.position, s.quaternion, np.r_[s.linear_velocity, s.angular_velocity],
+                      np.r_[s.linear_acceleration, s.angular_acceleration])
+            if t > trajectory.duration:   # its last pose, at rest, is the target from now on
+                self._trajectory = None
+
+    def after_cycle(self, stamp):
+        """The task frame's pose and twist at the state, stamped ``stamp`` (sec, nanosec), if
+        someone listens."""
+        if not (self._pose_pub.get_subscription_count() or self._twist_pub.get_subscription_count()):
+            return
+        pose, _, twist, _ = self._loop.model.frame_motion(self._loop.q, self._loop.qd,
+                                                          task_link(self._loop.law))
+        x, y, z, w = matrix_quaternion(pose[:3, :3])
+        for header in (self._pose.header, self._twist.header):
+            header.stamp.sec, header.stamp.nanosec = stamp
+        p, o = self._pose.pose.position, self._pose.pose.orientation
+        p.x, p.y, p.z = pose[:3, 3].tolist()
+        o.x, o.y, o.z, o.w = float(x), float(y), float(z), float(w)
+        v, r = self._twist.twist.linear, self._twist.twist.angular
+        v.x, v.y, v.z, r.x, r.y, r.z = twist.tolist()
+        self._pose_pub.publish(self._pose)
+        self._twist_pub.publish(self._twist)
+
+    def report(self) -> dict:
+        """/diagnostics values: the law's singularity figures and what it tracks."""
+        law = self._loop.law
+        if not takes_target(law):
+            return {}
+        values = dict(law.diagnostics()) if hasattr(law, "diagnostics") else {}
+        values["cartesian target"] = ("trajectory" if self._trajectory is not None
+                                      else "pose" if self._goal is not None
+                                      else "forward kinematics of the joint reference")
+        return values
+
+    def destroy(self):
+        for subscription in self._subscriptions:
+            self._node.destroy_subscription(subscription)
+        self._node.destroy_publisher(self._pose_pub)
+        self._node.destroy_publisher(self._twist_pub)
