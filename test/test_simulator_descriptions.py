@@ -25,6 +25,7 @@ SIMULATOR_FACING = {"urdf/puma560.urdf": "config/puma560_dh.yaml",
                     "urdf/puma560_gazebo.urdf": "config/puma560_dh.yaml",
                     "urdf/planar2.urdf": "config/planar2_dh.yaml"}
 DATA_ONLY = ["urdf/stanford.urdf"]
+VENDOR = ["urdf/panda.urdf"]   # simulator-facing too, from a vendor, with no DH data set behind it
 # the data sets as published, where the YAML changed them (the values its comments give)
 RAW = {"config/puma560_dh.yaml": {0: {"mass": 0.0, "inertia": [0.0, 0.35, 0.0, 0.0, 0.0, 0.0]},
                                   2: {"inertia": [0.066, 0.086, 0.0125, 0.0, 0.0, 0.0]}},
@@ -47,7 +48,14 @@ def raw_model(yaml_rel):
 
 def test_every_urdf_is_either_simulator_facing_or_a_data_set():
     shipped = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "urdf").glob("*.urdf"))
-    assert sorted([*SIMULATOR_FACING, *DATA_ONLY]) == shipped
+    assert sorted([*SIMULATOR_FACING, *DATA_ONLY, *VENDOR]) == shipped
+
+
+@pytest.mark.parametrize("urdf", VENDOR)
+def test_a_vendor_urdf_loads_in_mujoco_and_passes_check_urdf(urdf):
+    m = mujoco.MjModel.from_xml_path(str(ROOT / urdf))
+    assert check_urdf.main([str(ROOT / urdf)]) == 0
+    assert m.nv == RobotModel.from_urdf(str(ROOT / urdf)).dof
 
 
 @pytest.mark.parametrize("urdf", sorted(SIMULATOR_FACING))
