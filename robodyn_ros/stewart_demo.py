@@ -219,7 +219,7 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
           f"{realtime:.2f}, {wall:.1f} s wall")
     return {"label": label, "simulator": {k: str(v) for k, v in simulator_params.items()},
             "max_error": dict(zip(AXES, max_error.tolist())), "below_bound": below,
-            "samples": len(t), "missing_samples": int(np.sum(np.round(np.diff(t) * rate) - 1)),
+            "samples": len(t), "commands": commands[0], "missing_samples": int(np.sum(np.round(np.diff(t) * rate) - 1)),
             "recorded_s": float(t[-1]), "realtime_factor": realtime, "wall_s": wall,
             **({"bag": str(bag)} if bag else {}),
             "t": t, "error": error, "bound": bound}

@@ -319,6 +319,20 @@ class Probe:
             self.spin_once()
         return result
 
+    def publish_until(self, publisher, msg, condition, what: str, every: float = 1.0):
+        """Publish `msg` every `every` s until `condition()`: a writer that has matched a reader
+        (get_subscription_count) may publish before the reader has matched it back, and the
+        message is lost (volatile QoS); so may the answer on its way back to this node."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            publisher.publish(msg)
+            try:
+                return self.spin_until(condition, min(every, max(deadline - time.monotonic(), 0.0)),
+                                       what)
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"timed out after {WAIT} s waiting for {what}") from None
+
     def spin_for(self, seconds: float) -> None:
         end = time.monotonic() + seconds
         while time.monotonic() < end:

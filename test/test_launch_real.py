@@ -203,8 +203,8 @@ def test_stewart_launches_publish_forces_for_a_setpoint(launched, probe, launch_
         else:
             assert probe.lifecycle_state("/stewart_platform") == "active"  # autostart
         probe.spin_until(lambda: setpoint.get_subscription_count() > 0, what="discovery")
-        setpoint.publish(_platform_setpoint())
-        probe.spin_until(lambda: forces.total >= 10, what="actuator forces")
+        probe.publish_until(setpoint, _platform_setpoint(), lambda: forces.total >= 10,
+                            what="actuator forces")
     finally:
         probe.node.destroy_publisher(setpoint)
     assert np.all(np.isfinite(forces[-1].msg.data)) and len(forces[-1].msg.data) == 6
@@ -231,9 +231,9 @@ def test_effort_feedforward_launch_fills_efforts_without_its_spawner(launched, p
         launch.wait_for_output("Newton-Euler efforts", spin=probe.spin_once)
         assert list(launch.started()) == ["effort_feedforward-1"], "the spawner started"
         probe.spin_until(lambda: trajectories.get_subscription_count() > 0, what="discovery")
-        trajectories.publish(JointTrajectory(joint_names=JOINTS, points=[JointTrajectoryPoint(
-            positions=Q0, velocities=[0.0] * 6, accelerations=[0.0] * 6)]))
-        probe.spin_until(lambda: forwarded, what="the forwarded trajectory")
+        probe.publish_until(trajectories, JointTrajectory(joint_names=JOINTS, points=[
+            JointTrajectoryPoint(positions=Q0, velocities=[0.0] * 6, accelerations=[0.0] * 6)]),
+            lambda: forwarded, what="the forwarded trajectory")
     finally:
         probe.node.destroy_publisher(trajectories)
     efforts = forwarded[-1].msg.points[0].effort

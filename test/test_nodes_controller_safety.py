@@ -59,6 +59,23 @@ def test_a_state_published_again_with_its_stamp_is_answered_once(rig):
     assert len(rig.commands) == 4
 
 
+def test_on_simulated_time_the_first_instant_is_answered_once(rig):
+    """rate 0 on simulated time: a zero stamp is the simulation's first instant (a step-locked
+    simulator standing at t = 0 publishes it until its first command), answered once."""
+    rig.controller(state_timeout=10.0, use_sim_time=True)
+    _discovered(rig)
+    msg = JointState(name=JOINTS, position=Q0.tolist(), velocity=[0.0] * 6)
+    for _ in range(3):
+        rig.joint_states.publish(msg)
+    rig.spin_until(lambda: len(rig.commands) == 1, what="the first command")
+    rig.spin_for(0.3)
+    msg.header.stamp.nanosec = 1_000_000
+    rig.joint_states.publish(msg)
+    rig.spin_until(lambda: len(rig.commands) == 2, what="the second command")
+    rig.spin_for(0.3)
+    assert len(rig.commands) == 2
+
+
 # ---------------------------------------------------------------------------- gains in joints order
 def test_per_joint_gains_in_joints_order_reach_their_joints(rig, model):
     order = JOINTS[::-1]

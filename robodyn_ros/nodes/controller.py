@@ -33,7 +33,7 @@ from ..control.joints import JointOrder
 from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection, Stale
 from ..dynamics import warm_up
 from ..parameters import controller_schema, node_schema
-from .common import ConfigurationError, Diagnostics, stamp_parts, stamp_seconds
+from .common import ConfigurationError, Diagnostics, stamp_parts, stamp_seconds, unanswered
 from .description import DESCRIPTION_QOS, describes_robot, load_model
 from .cartesian import CartesianInterface, chain_ends
 from .controller_state import ControllerStatePublisher
@@ -203,12 +203,9 @@ class ComputedTorqueController(ManagedNode):
         if result.note:  # control resumes after an outage, holding the measured position
             self._cartesian.clear()
             self.get_logger().info(result.note)
-        # rate 0: one answer per state; a copy of one answered already (a step-locked simulator
-        # publishing it again) is not answered twice, or the second answer, stale, would take
-        # the place of the next state's and leave the loop a period behind
-        # (the stamp compared exactly: as float seconds, two a nanosecond apart are one)
-        if self._rate == 0.0 and self.active and (stamp == 0.0 or (
-                header.sec, header.nanosec) != self._answered):
+        # rate 0: one answer per state (a step-locked simulator publishes one again)
+        if self._rate == 0.0 and self.active and unanswered(
+                header, self._answered, self.get_clock().ros_time_is_active):
             self._answered = (header.sec, header.nanosec)
             self._cartesian.before_cycle()  # a Cartesian trajectory sampled at the state
             self._publish(self.loop.cycle())

@@ -29,7 +29,7 @@ from ..stewart.setpoints import SetpointError
 from ..stewart.tracking import Gains
 from .lifecycle import ManagedNode, spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     stamp_seconds)
+                     stamp_seconds, unanswered)
 
 DIAGNOSTIC_LEVEL = {Level.OK: OK, Level.WARN: WARN, Level.ERROR: ERROR}
 
@@ -196,12 +196,10 @@ class StewartPlatformNode(ManagedNode):
         stamp = stamp_seconds(msg.header.stamp, "header.stamp")
         rejection = self.loop.measure(msg.position, msg.velocity, msg.name, stamp)
         if rejection is None and self.loop.control == "computed_torque":
-            # one answer per measurement: a copy of one answered already (a step-locked simulator
-            # publishing it again) is not answered twice, or a second, stale answer would take
-            # the place of the next measurement's
-            exact = (msg.header.stamp.sec, msg.header.stamp.nanosec)   # floats would merge some
-            if (stamp == 0.0 or exact != self._answered) and self.step():
-                self._answered = exact
+            # one answer per measurement (a step-locked simulator publishes one again)
+            if unanswered(msg.header.stamp, self._answered,
+                          self.get_clock().ros_time_is_active) and self.step():
+                self._answered = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         return rejection
 
     def on_enable(self, request, response):
