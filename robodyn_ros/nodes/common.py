@@ -163,16 +163,17 @@ def stamp_parts(seconds: float) -> tuple[int, int]:
     return divmod(round(seconds * 1e9), 1_000_000_000)
 
 
-def unanswered(stamp, answered, simulated_time: bool) -> bool:
+def unanswered(stamp, answered, clock) -> bool:
     """Whether a measurement stamped ``stamp`` (a builtin_interfaces Time) is one to answer, the last
     one answered being stamped ``answered`` ((sec, nanosec) or None). One answer per measurement:
     a step-locked simulator publishes an unanswered state again, and a second, stale answer would
     take the place of the next state's and leave the loop a period behind for good. The stamp is
     compared exactly (as float seconds two a nanosecond apart are one). A zero stamp means
-    unstamped (each answered) on wall time only: on simulated time it is the first instant, which a
-    standing simulator publishes again until its first command."""
+    unstamped (each answered) on wall time only (``clock``: the node's, asked only then): on
+    simulated time it is the first instant, which a standing simulator publishes again until its
+    first command."""
     exact = (stamp.sec, stamp.nanosec)
-    return exact != answered or (exact == (0, 0) and not simulated_time)
+    return exact != answered or (exact == (0, 0) and not clock.ros_time_is_active)
 
 
 def steady_clock() -> Clock:

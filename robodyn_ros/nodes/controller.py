@@ -205,7 +205,7 @@ class ComputedTorqueController(ManagedNode):
             self.get_logger().info(result.note)
         # rate 0: one answer per state (a step-locked simulator publishes one again)
         if self._rate == 0.0 and self.active and unanswered(
-                header, self._answered, self.get_clock().ros_time_is_active):
+                header, self._answered, self.get_clock()):
             self._answered = (header.sec, header.nanosec)
             self._cartesian.before_cycle()  # a Cartesian trajectory sampled at the state
             self._publish(self.loop.cycle())

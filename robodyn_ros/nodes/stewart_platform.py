@@ -198,7 +198,7 @@ class StewartPlatformNode(ManagedNode):
         if rejection is None and self.loop.control == "computed_torque":
             # one answer per measurement (a step-locked simulator publishes one again)
             if unanswered(msg.header.stamp, self._answered,
-                          self.get_clock().ros_time_is_active) and self.step():
+                          self.get_clock()) and self.step():
                 self._answered = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         return rejection
 
