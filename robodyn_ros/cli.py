@@ -16,6 +16,8 @@ COMMANDS = {
     "bench": ("robodyn_ros.benchmarks", "benchmarks against Pinocchio, printed and as JSON"),
     "fuzz": ("robodyn_ros.fuzz.run", "hostile inputs to the nodes over DDS while valid "
              "joint states flow at 1 kHz"),
+    "soak": ("robodyn_ros.soak", "the controller for an hour (--duration) as in service: states at "
+             "1 kHz, a goal every 2 s; RSS, CPU, threads, fds, gaps, outcomes per minute"),
     "perf-page": ("robodyn_ros.benchmarks.page", "doc/performance.md's figures from a bench JSON"),
     "param-tables": ("robodyn_ros.parameters", "the doc/ pages' parameter tables from the schemas"),
     "compile": ("robodyn_ros.precompile", "compile every numba kernel now (make venv does; "

@@ -69,6 +69,23 @@ class NodeProcesses:
 WATCHDOG = 5.0
 
 
+def status_kb(pid, field: str) -> int:
+    """A kB field of a process's /proc status (VmRSS, VmHWM, Threads: a count); -1 once it ended."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
+
+
+def cpu_seconds(pid) -> float:
+    """User + system CPU time of a process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def loopback_dds() -> str:
     """DDS on loopback and on a domain of this run's own (unless one is set): called before
     anything imports rclpy, and inherited by every node process started. Returns the domain."""

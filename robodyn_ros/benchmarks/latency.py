@@ -23,14 +23,13 @@ figures are what rclpy, the executor and DDS cost on this machine before any con
 from __future__ import annotations
 
 import collections
-import os
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from ..processes import NodeProcesses, loopback_dds
+from ..processes import NodeProcesses, cpu_seconds, loopback_dds
 
 PERIOD_NS = 1_000_000  # 1 kHz
 JOINTS = [f"joint_{i}" for i in range(1, 7)]     # the PUMA 560's, as the driver names them
@@ -175,7 +174,7 @@ def _drive(procs: NodeProcesses, duration, listen=True):
             if now >= end:
                 break
             if cpu_start is None and now >= measure_from:
-                cpu_start, wall_start = _cpu_seconds(pid), time.monotonic()
+                cpu_start, wall_start = cpu_seconds(pid), time.monotonic()
                 first_measured = len(sent)
             # a slowly varying state, stamped on the wall clock the controller's node uses
             stamp = time.time_ns()
@@ -186,7 +185,7 @@ def _drive(procs: NodeProcesses, duration, listen=True):
             if time.monotonic_ns() > next_send + PERIOD_NS:  # the driver itself fell behind
                 skipped += (time.monotonic_ns() - next_send) // PERIOD_NS
                 next_send = time.monotonic_ns()
-        cpu = _cpu_seconds(pid) - cpu_start
+        cpu = cpu_seconds(pid) - cpu_start
         wall = time.monotonic() - wall_start
         grace = time.monotonic() + 0.5  # let the last answers arrive
         while time.monotonic() < grace:
@@ -231,9 +230,3 @@ def _pair(answered, outputs):
         else:
             unpaired_states += 1
     return arrival, sum(map(len, waiting.values())), unpaired_states
-
-
-def _cpu_seconds(pid):
-    """User + system CPU time of a process, from /proc (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

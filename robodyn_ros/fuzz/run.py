@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..processes import loopback_dds
+from ..processes import loopback_dds, status_kb
 from .inputs import FLOOD_PERIOD, Q0, Fuzzer
 from .observer import (CONTROLLER, OBSERVER, PERIOD, SIMULATOR, STATE_TIMEOUT, STEWART,
                             gap_bound)
@@ -117,7 +117,7 @@ def _fuzz(nodes, observer, duration, inputs, rate, seed, kinds, flood_period, pr
                  f"{duration:g} s (at most {inputs})")
         fuzzer.keep_stewart_busy()
         _spin_for(executor, WARMUP)
-        memory = {name: {"start": _rss_kb(pid), "samples": []} for name, pid in nodes.pids.items()}
+        memory = {name: {"start": status_kb(pid, "VmRSS"), "samples": []} for name, pid in nodes.pids.items()}
         start = time.monotonic()
         next_input, next_print, count = start, start, 0
         while count < inputs and time.monotonic() < start + duration:
@@ -134,11 +134,11 @@ def _fuzz(nodes, observer, duration, inputs, rate, seed, kinds, flood_period, pr
                 progress(f"  t = {now - start:6.1f} s: {count} inputs sent")
                 next_print = now + 10.0
                 for name, pid in nodes.pids.items():
-                    memory[name]["samples"].append(_rss_kb(pid))
+                    memory[name]["samples"].append(status_kb(pid, "VmRSS"))
         _spin_for(executor, 1.0)  # the last answers, and a second of valid traffic after them
         for name, pid in nodes.pids.items():
-            memory[name]["end"] = _rss_kb(pid)
-            memory[name]["peak"] = _peak_kb(pid)
+            memory[name]["end"] = status_kb(pid, "VmRSS")
+            memory[name]["peak"] = status_kb(pid, "VmHWM")
         alive = {name: name not in nodes.dead() for name in nodes.pids}
         fuzzer.node.destroy_node()
         return fuzzer.sent, fuzzer.accepted, fuzzer.timeline, memory, alive
@@ -161,24 +161,6 @@ def _spin_for(executor, seconds):
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=0.01)
-
-
-def _rss_kb(pid) -> int:
-    return _status_kb(pid, "VmRSS")
-
-
-def _peak_kb(pid) -> int:
-    return _status_kb(pid, "VmHWM")
-
-
-def _status_kb(pid, field) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return -1
 
 
 def _longest_line(path: Path) -> dict:
