@@ -193,6 +193,29 @@ def test_a_path_tolerance_violation_aborts_and_holds(rig, loop):
     assert result.result.error_code == FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
 
 
+def test_a_goal_is_aborted_when_the_joint_states_stop_and_a_new_plant_is_held(rig, loop):
+    """Issue 23 §1: the joint-state publisher dies mid-goal. Within its watchdog (state_timeout
+    1 s, wall time) the goal is aborted with the reason, not left running until it fails; a new
+    publisher with another state is held where it is, not driven toward the old goal."""
+    sim, ctl, client = loop
+    far = Q0 + np.radians([40.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    handle = send(rig, client, goal_to(far, 20.0))
+    rig.spin_until(lambda: sim.time_ns > 0.6e9, what="some motion")
+    rig.executor.remove_node(sim)   # its states (and /clock) stop
+    stopped = time.monotonic()
+    result = result_of(rig, handle, timeout=10.0)
+    assert time.monotonic() - stopped < 1.0 + 0.5   # the watchdog's bound and a little
+    assert result.status == GoalStatus.STATUS_ABORTED
+    assert result.result.error_code == FollowJointTrajectory.Result.INVALID_GOAL
+    assert "no valid joint state for 1.0 s" in result.result.error_string
+    elsewhere = Q0 + np.radians([-5.0, 3.0, 0.0, 0.0, 0.0, 0.0])
+    for _ in range(3):
+        rig.publish_state(elsewhere, stamp_now=False)
+        rig.spin_for(0.05)
+    rig.spin_until(lambda: not ctl.loop.stale, what="control to resume")
+    np.testing.assert_allclose(ctl.loop.reference[0], elsewhere, atol=1e-12)
+
+
 def test_a_burst_of_goals_is_answered_at_once_beyond_the_few_that_may_wait(rig, loop):
     """Goals that arrive faster than they are handled do not pile up: the executor takes (and
     converts) every ready goal before it handles any, so beyond MAX_PENDING_GOALS waiting the

@@ -266,8 +266,14 @@ class ComputedTorqueController(ManagedNode):
     def _on_stale(self, stale: Stale):
         """From the watchdog's thread, under the lock."""
         if stale.first:
-            self.get_logger().warning(f"no valid joint state for {self.loop.state_timeout} s: "
-                                      f"publishing {self.loop.config['on_timeout']}")
+            why = (f"no valid joint state for {self.loop.state_timeout} s: publishing "
+                   f"{self.loop.config['on_timeout']}")
+            self.get_logger().warning(why)
+            goal = self._action.running if self._action is not None else None
+            if goal is not None and self.executor is not None:
+                # the goal cannot go on (control resumes holding the measured position): its
+                # client hears it now, from the executor's thread, which owns the action server
+                self.executor.create_task(self._action.preempt, why, goal)
         self._publish_effort(stale.effort, self._safe_command)
 
     def _publish(self, command: Command):

@@ -152,9 +152,15 @@ class TrajectoryAction:
         if goal is not None and not goal.done.done():
             goal.done.set_result((outcome, canceled))
 
-    def preempt(self, why: str) -> None:
-        """Abort the running goal (INVALID_GOAL): a new goal, a topic trajectory, deactivation."""
-        if self._goal is not None:
+    @property
+    def running(self):
+        """The goal running now (a token for :meth:`preempt`), or None."""
+        return self._goal
+
+    def preempt(self, why: str, goal=None) -> None:
+        """Abort the running goal (INVALID_GOAL): a new goal, a topic trajectory, deactivation,
+        joint states gone stale. ``goal``: only if that one (:attr:`running`) still runs."""
+        if self._goal is not None and (goal is None or goal is self._goal):
             self._log().info(f"goal aborted: {why}")
             self._finish(Outcome(INVALID_GOAL, why))
 
