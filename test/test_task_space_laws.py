@@ -330,3 +330,96 @@ def test_warm_up_runs_both_laws():
     """The precompile hook: both kernels on a one-link arm (a rank-1 task: finite all the same)."""
     from robodyn_ros.control.task_space import warm_up
     assert warm_up(notify=lambda text: None) >= 0.0
+
+
+# ------------------------------------------------------------------ the rule, by a second formulation
+
+def inverse_inertia(model, q):
+    J = model.frame_jacobian(q)
+    return J @ np.linalg.solve(model.mass_matrix(q), J.T)
+
+
+def rule(A, eps):
+    """Λ and Λ^½ by the documented rule: 1/σ for σ ≥ ε, σ/ε² below, eigenvalue by eigenvalue."""
+    sigma, U = np.linalg.eigh(A)
+    f = np.where(sigma >= eps, 1.0 / np.where(sigma >= eps, sigma, 1.0),
+                 np.maximum(sigma, 0.0) / eps ** 2)
+    return (U * f) @ U.T, (U * np.sqrt(f)) @ U.T
+
+
+def expected_torque(model, law, state, eps):
+    """τ = Jᵀ F + h + N τ_0 with N = I − Jᵀ J̄ᵀ formed explicitly (not the law's one Newton–Euler
+    pass), F = Λ (ẍ_d + K_d ė + K_p e − J̇ q̇) or K e + D ė at a first call (filters at their set
+    values), the target from the joint reference."""
+    q, qd, q_des, qd_des, qdd_des = state
+    m, d = model.frame_motion(q, qd), model.frame_motion(q_des, qd_des)
+    J, M = m.jacobian, model.mass_matrix(q)
+    Lam, half = rule(J @ np.linalg.solve(M, J.T), eps)
+    e, ed = task_error(d.pose, m.pose), d.twist - m.twist
+    h = model.inverse_dynamics(q, qd, np.zeros(model.dof))
+    kp, kd = (np.diag(np.broadcast_to(law.params[k], (model.dof,))) for k in ("posture_kp", "posture_kd"))
+    v0 = kp @ (q_des - q) + kd @ (qd_des - qd)
+    if isinstance(law, OperationalSpace):
+        v0 = v0 + qdd_des
+        kp_t = np.asarray(law.params["task_kp"], float)
+        F = Lam @ (d.jacobian @ qdd_des + d.jdot_qd + 2 * np.sqrt(kp_t) * ed + kp_t * e - m.jdot_qd)
+    else:
+        k = np.repeat(law.params["stiffness"], 3)
+        z = law.params["damping_ratio"] * np.sqrt(k)
+        F = k * e + (half * z + (half * z).T) @ ed
+    J_bar = np.linalg.solve(M, J.T) @ Lam
+    N = np.eye(model.dof) - J.T @ J_bar.T
+    return J.T @ F + h + N @ (M @ v0)
+
+
+def near(model, q, rng):
+    """A state whose reference is close to q (the rule applies at q; the errors stay small)."""
+    n = model.dof
+    return (q, rng.uniform(-0.5, 0.5, n), q + rng.uniform(-0.05, 0.05, n), rng.uniform(-0.5, 0.5, n),
+            rng.uniform(-1, 1, n))
+
+
+@pytest.mark.parametrize("law_class", [OperationalSpace, CartesianImpedance])
+@pytest.mark.parametrize("model", ARMS, ids=IDS)
+def test_torque_is_the_documented_rule_on_either_side_of_the_threshold(model, law_class):
+    """Against the rule formed from an eigendecomposition in NumPy, with ε set from each state's
+    σ_min: far below it (the law's Cholesky path: every σ ≥ 1/trace ≥ ε), just below it (every
+    direction still undamped, though the trace bound no longer says so) and above it (the weakest
+    directions damped); and at the singular configurations, where σ_min = 0."""
+    model, rng = SMOOTH[model.name], np.random.default_rng(11)
+    configurations = [START[model.name], *(rng.uniform(-1.5, 1.5, (3, model.dof))),
+                      *(q for _, m, q in SINGULAR if m.name == model.name)]
+    for q in configurations:
+        sigma = max(np.linalg.eigvalsh(inverse_inertia(model, q))[0], 1e-12)
+        # at a singular configuration σ_min is rounding: only a threshold well above it means anything
+        for eps in (sigma / 7.0, sigma / 1.5, 3.0 * sigma, 1e-3) if sigma > 1e-6 else (1e-3, 1e-2):
+            law = law_class(model, {"singularity_threshold": eps})
+            state = near(model, q, rng)
+            tau = law.compute(*state, DT)
+            expected = expected_torque(model, law, state, eps)
+            scale = np.abs(expected).max()
+            np.testing.assert_allclose(tau, expected, rtol=0, atol=1e-9 * scale * max(1.0, 1e-3 / sigma),
+                                       err_msg=f"{model.name} q={q} ε={eps}")
+            A = inverse_inertia(model, q)
+            assert law.smallest_inverse_inertia == pytest.approx(np.linalg.eigvalsh(A)[0], abs=1e-12)
+            assert law.damping == pytest.approx(max(eps ** 2 - law.smallest_inverse_inertia ** 2, 0.0),
+                                                abs=1e-15)
+
+
+@pytest.mark.parametrize("law_class", [OperationalSpace, CartesianImpedance])
+def test_torque_is_continuous_through_a_singularity(law_class):
+    """The PUMA's wrist straightened and bent again (q5 from −0.3 to 0.3 rad in 1e-3 rad steps):
+    σ_min falls to 0 and back, crossing 6ε, ε and 0, where the law changes path and rule; the
+    torque changes by no more from one step to the next than a few times its typical change."""
+    model = SMOOTH["puma560"]
+    q, zero = START["puma560"].copy(), np.zeros(6)
+    unfiltered = {"torque_rate_limit": np.inf, "filter_time_constant": 0.0}   # the impedance's
+    law = law_class(model, unfiltered if law_class is CartesianImpedance else {})
+    taus, sigmas = [], []
+    for q5 in np.arange(-0.3, 0.3 + 1e-9, 1e-3):
+        q[4] = q5
+        taus.append(law.compute(q, zero + 0.1, START["puma560"], zero, zero, DT).copy())
+        sigmas.append(law.smallest_inverse_inertia)
+    steps = np.abs(np.diff(taus, axis=0)).max(axis=1)
+    assert min(sigmas) < 1e-9 and max(sigmas) > 6e-3          # the path crosses every regime
+    assert steps.max() < 10 * np.median(steps), (steps.max(), np.median(steps))

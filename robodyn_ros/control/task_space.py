@@ -23,10 +23,15 @@ Singularities: J M⁻¹ Jᵀ = U diag(σ) Uᵀ is inverted direction by directio
 σ/ε² below (damped least squares with λ² = ε² − σ², which falls continuously to 0 at σ = 0): Λ
 never exceeds 1/ε, a singular direction gets no force, and the torque stays finite. ``damping``
 (λ² of the weakest direction) and ``manipulability`` (Yoshikawa's √det(J Jᵀ)) say how close.
+The cycle factors M once (M⁻¹ Jᵀ: six columns) and J M⁻¹ Jᵀ too; as every σ ≥ 1/trace((J M⁻¹
+Jᵀ)⁻¹), when that bound is ≥ ε the rule is Λ = (J M⁻¹ Jᵀ)⁻¹, a solve with the factor. Else, and
+for the impedance's Λ^½, the eigenvalues come from Jacobi rotations started from the last cycle's
+eigenvectors (``eigen``): no LAPACK call, one or two sweeps a cycle.
 
 The reference: through ``compute``'s joint interface, x_d = FK(q_d), ẋ_d = J(q_d) q̇_d and ẍ_d =
 J(q_d) q̈_d + J̇(q_d, q̇_d) q̇_d, the posture pulls towards q_d; ``set_target`` overrides x_d, ẋ_d,
-ẍ_d until ``clear_target``. Each law is one compiled call per cycle.
+ẍ_d until ``clear_target``. Each law is one compiled call per cycle, on one buffer of the law's
+(``views``): no allocation, one array to pass.
 """
 from __future__ import annotations
 
@@ -37,11 +42,11 @@ from typing import Any
 import numba
 import numpy as np
 
-from ..dynamics.crba import crba
-from ..dynamics.forward import cholesky_solve_into
-from ..dynamics.kinematics import frame_motion_kernel
-from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea
-from ..kernels import BOOL, C_MATRIX, FLOAT64, INT, NDARRAY, PARAMETERS, VECTOR, Direct, inline, kernel
+from ..dynamics.crba import crba_into
+from ..dynamics.kinematics import frame_motion_into
+from ..dynamics.layout import CRBA_COLUMNS
+from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea_into
+from ..kernels import BOOL, FLOAT64, INT, NDARRAY, PARAMETERS, VECTOR, Direct, inline, kernel
 from .gains import _numbers, check_definite, gain, per_joint
 from .law import ControlLaw
 from .laws import _FRICTION, _flag
@@ -49,7 +54,55 @@ from .laws import _FRICTION, _flag
 __all__ = ["CartesianImpedance", "OperationalSpace"]
 
 _EYE3 = np.eye(3)
-_REPORT = 2   # report[0]: smallest eigenvalue of J M⁻¹ Jᵀ, report[1]: damping λ² on it
+
+
+# ------------------------------------------------------------------ the law's arrays
+
+@inline
+def take(buf, at, rows, columns):
+    """The (rows, columns) array at ``at`` in ``buf``, and where the next one starts."""
+    return buf[at:at + rows * columns].reshape((rows, columns)), at + rows * columns
+
+
+@inline
+def views(buf, n):
+    """Every array of a law, one after another in ``buf`` (the law's and the kernel's view of it
+    alike): a cycle passes one array, not twenty, and allocates none."""
+    pose, at = take(buf, 0, 4, 4)             # the frame's pose, measured
+    goal, at = take(buf, at, 4, 4)            # set_target's pose
+    reference, at = take(buf, at, 4, 4)       # FK(q_d)
+    held, at = take(buf, at, 4, 4)            # cartesian_impedance: the filtered target pose
+    goal_motion, at = take(buf, at, 2, 6)     # set_target's [ẋ_d; ẍ_d]
+    reference_motion, at = take(buf, at, 2, 6)   # from q_d, q̇_d, q̈_d (``reference``)
+    motion, at = take(buf, at, 2, 6)          # [J q̇; J̇ q̇], measured
+    task, at = take(buf, at, 4, 6)            # scratch: e, the force, f(σ), √f(σ)
+    gains, at = take(buf, at, 6, 6)           # per task axis: each law's rows (its _configure)
+    rotation, at = take(buf, at, 3, 3)        # pose_error's scratch
+    inverse_inertia, at = take(buf, at, 6, 6)   # J M⁻¹ Jᵀ, kept for the diagnostics
+    factor, at = take(buf, at, 6, 6)          # its Cholesky factor
+    inertia, at = take(buf, at, 6, 6)         # Λ
+    half, at = take(buf, at, 6, 6)            # Λ^½
+    eigenvectors, at = take(buf, at, 6, 6)    # U of J M⁻¹ Jᵀ = U diag(σ) Uᵀ: kept, the next start
+    rotated, at = take(buf, at, 6, 6)         # Uᵀ (J M⁻¹ Jᵀ) U, diagonalised
+    jacobian, at = take(buf, at, 6, n)        # J, measured
+    reference_jacobian, at = take(buf, at, 6, n)
+    mobility, at = take(buf, at, 6, n)        # (M⁻¹ Jᵀ)ᵀ
+    mass, at = take(buf, at, n, n)            # M, then its Cholesky factor
+    posture_kp, at = take(buf, at, n, n)
+    posture_kd, at = take(buf, at, n, n)
+    joint, at = take(buf, at, 4, n)           # rows TAU, LAST, RATE, V0
+    workspace, at = take(buf, at, n + 1, CRBA_COLUMNS)   # the frame, CRBA and Newton–Euler passes'
+    return (pose, goal, reference, held, goal_motion, reference_motion, motion, task, gains,
+            rotation, inverse_inertia, factor, inertia, half, eigenvectors, rotated, jacobian,
+            reference_jacobian, mobility, mass, posture_kp, posture_kd, joint, workspace, at)
+
+
+TAU, LAST, RATE, V0 = range(4)   # rows of ``joint``
+
+
+def buffer_size(n: int) -> int:
+    """The length ``views`` lays out for n joints, measured on a buffer surely long enough."""
+    return views(np.empty(400 + 30 * (n + 1) ** 2), n)[-1]
 
 
 # ------------------------------------------------------------------ kernel pieces
@@ -82,158 +135,374 @@ def rotation_vector(R, i):
 
 
 @inline
-def rotation(x, y, z):
-    """exp of the rotation vector (x, y, z) (Rodrigues)."""
+def turn(T, x, y, z):
+    """T's rotation turned by the rotation vector (x, y, z), in the base frame: exp([x, y, z]×) R,
+    column by column (Rodrigues: v cos θ + sin θ/θ ω × v + (1 − cos θ)/θ² (ω·v) ω)."""
     theta = np.sqrt(x * x + y * y + z * z)
-    R = np.eye(3)
     if theta == 0.0:
-        return R
+        return
+    c = np.cos(theta)
     s = np.sin(theta) / theta
-    c = (1.0 - np.cos(theta)) / (theta * theta)
-    K = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    return R + s * K + c * (K @ K)
+    k = (1.0 - c) / (theta * theta)
+    for j in range(3):
+        v0, v1, v2 = T[0, j], T[1, j], T[2, j]
+        d = k * (x * v0 + y * v1 + z * v2)
+        T[0, j] = c * v0 + s * (y * v2 - z * v1) + d * x
+        T[1, j] = c * v1 + s * (z * v0 - x * v2) + d * y
+        T[2, j] = c * v2 + s * (x * v1 - y * v0) + d * z
 
 
 @inline
 def pose_error(target, pose, e, R):
-    """e[0:6] = [p_d − p; log(R_d Rᵀ)]; ``R`` (1, 3, 3) scratch."""
+    """e[0:6] = [p_d − p; log(R_d Rᵀ)]; ``R`` (3, 3) scratch."""
     for a in range(3):
         e[a] = target[a, 3] - pose[a, 3]
         for b in range(3):
-            R[0, a, b] = (target[a, 0] * pose[b, 0] + target[a, 1] * pose[b, 1]
-                          + target[a, 2] * pose[b, 2])
-    e[3], e[4], e[5] = rotation_vector(R, 0)
+            R[a, b] = (target[a, 0] * pose[b, 0] + target[a, 1] * pose[b, 1]
+                       + target[a, 2] * pose[b, 2])
+    e[3], e[4], e[5] = rotation_vector(R.reshape((1, 3, 3)), 0)
 
 
 @inline
-def reference(P, q_des, qd_des, qdd_des, frame, explicit, goal, goal_motion, T, J, x):
-    """The target pose into T and [ẋ_d; ẍ_d] into x (2, 6): ``goal`` and ``goal_motion`` when
-    ``explicit``, else FK(q_d), J(q_d) q̇_d and J(q_d) q̈_d + J̇(q_d, q̇_d) q̇_d."""
-    if explicit:
-        T[:, :] = goal
-        x[:, :] = goal_motion
-        return
-    frame_motion_kernel(P, q_des, qd_des, frame, False, T, J, x[0], x[1])
-    x[1] += J @ qdd_des
+def cholesky(A):
+    """A's lower Cholesky factor in its lower triangle; False, A half done, if A is not positive
+    definite (a singular J M⁻¹ Jᵀ, a NaN state). ``solve`` then uses it."""
+    n = A.shape[0]
+    for j in range(n):
+        d = A[j, j]
+        for k in range(j):
+            d -= A[j, k] * A[j, k]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        A[j, j] = d
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= A[i, k] * A[j, k]
+            A[i, j] = s / d
+    return True
 
 
 @inline
-def task_inertia(P, q, J, eps, Lam, half, report):
-    """Λ (damped, module docstring) and Λ^½ into ``Lam`` and ``half``; report σ_min and λ²."""
+def solve(L, b):
+    """b = (L Lᵀ)⁻¹ b, L from ``cholesky``."""
+    n = L.shape[0]
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+        b[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+        b[i] = s / L[i, i]
+
+
+@inline
+def trace_of_inverse(L, y):
+    """trace((L Lᵀ)⁻¹) = ‖L⁻¹‖²_F, column by column of L⁻¹ (``y``: a scratch vector)."""
+    n = L.shape[0]
+    total = 0.0
+    for j in range(n):
+        for i in range(j, n):       # column j of L⁻¹ is zero above row j
+            s = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                s -= L[i, k] * y[k]
+            y[i] = s / L[i, i]
+            total += y[i] * y[i]
+    return total
+
+
+@inline
+def mat_vec(A, x, y, add):
+    """y = A x, or y += A x (``add``)."""
+    for i in range(A.shape[0]):
+        s = y[i] if add else 0.0
+        for k in range(A.shape[1]):
+            s += A[i, k] * x[k]
+        y[i] = s
+
+
+@inline
+def task_inertia(P, q, J, M, X, A, L, mass_factored):
+    """M (factored in place), X = (M⁻¹ Jᵀ)ᵀ, A = J M⁻¹ Jᵀ and its Cholesky factor L; whether A
+    is positive definite. One factorisation of M for the six columns."""
     n = q.shape[0]
-    M0 = np.empty((n, n))
-    crba(P, q, M0)
-    M = np.empty((n, n))
-    X = np.empty((6, n))
+    if not mass_factored:
+        raise ValueError("mass matrix is not positive definite")
     for k in range(6):
-        M[:, :] = M0                    # cholesky_solve_into factors M in place: a fresh copy for
-        X[k, :] = J[k, :]               # each column (an arm's M: ~0.1 us a factorisation)
-        cholesky_solve_into(M, X[k])    # X = (M⁻¹ Jᵀ)ᵀ
-    sigma, U = np.linalg.eigh(J @ X.T)
-    f = np.empty(6)
-    for k in range(6):
-        s = sigma[k]
-        f[k] = 1.0 / s if s >= eps else max(s, 0.0) / (eps * eps)
-    Lam[:, :] = (U * f) @ U.T
-    half[:, :] = (U * np.sqrt(f)) @ U.T
-    report[0] = sigma[0]
-    report[1] = max(eps * eps - sigma[0] * sigma[0], 0.0)
+        for j in range(n):
+            X[k, j] = J[k, j]
+        solve(M, X[k])
+    for i in range(6):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(n):
+                s += J[i, k] * X[j, k]
+            A[i, j] = s
+            A[j, i] = s
+            L[i, j] = s
+            L[j, i] = s
+    return cholesky(L)
+
+
+SWEEPS = 16   # Jacobi sweeps at most: from a cold start a 6 x 6 takes 5-7, from the last cycle's U 1-2
 
 
 @inline
-def posture(P, q, qd, q_des, qd_des, qdd_des, feedforward, kp, kd, mode, J, Lam, tau):
-    """τ = NE(q, q̇, v_0) and −Λ J v_0 returned: h + τ_0 and the task-space part of N τ_0."""
-    v0 = kp @ (q_des - q) + kd @ (qd_des - qd)
-    if feedforward:
-        v0 += qdd_des
-    rnea(P, q, qd, v0, NO_WRENCH, mode, tau)
-    return -(Lam @ (J @ v0))
+def orthonormalise(U):
+    """Modified Gram–Schmidt on U's columns, so that rounding does not build up over the cycles
+    that refine the same U; the identity again if U is lost (a NaN)."""
+    for j in range(6):
+        for k in range(j):
+            d = 0.0
+            for i in range(6):
+                d += U[i, j] * U[i, k]
+            for i in range(6):
+                U[i, j] -= d * U[i, k]
+        norm = 0.0
+        for i in range(6):
+            norm += U[i, j] * U[i, j]
+        if not 0.5 < norm < 2.0:
+            for i in range(6):
+                for k in range(6):
+                    U[i, k] = 1.0 if i == k else 0.0
+            return
+        norm = np.sqrt(norm)
+        for i in range(6):
+            U[i, j] /= norm
+
+
+@inline
+def eigen(A, U, B, T):
+    """A = U diag(B) Uᵀ for a symmetric 6 x 6 A by cyclic Jacobi rotations, starting from the U of
+    the last cycle (A changes little from one cycle to the next): B = Uᵀ A U is then nearly
+    diagonal already. Converged to rounding whatever the start (Λ and Λ^½ do not depend on it).
+    ``T``: 6 x 6 scratch."""
+    orthonormalise(U)
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(6):
+                s += A[i, k] * U[k, j]
+            T[i, j] = s
+    for i in range(6):
+        for j in range(i, 6):
+            s = 0.0
+            for k in range(6):
+                s += U[k, i] * T[k, j]
+            B[i, j] = B[j, i] = s
+    for _ in range(SWEEPS):
+        off = 0.0
+        diagonal = 0.0
+        for i in range(6):
+            diagonal += B[i, i] * B[i, i]
+            for j in range(i + 1, 6):
+                off += B[i, j] * B[i, j]
+        if off <= 1e-32 * diagonal:
+            return
+        for p in range(5):
+            for r in range(p + 1, 6):
+                if B[p, r] != 0.0:
+                    rotate(B, U, p, r)
+
+
+@inline
+def rotate(B, U, p, r):
+    """The Jacobi rotation in the (p, r) plane that zeroes B[p, r]: B ← Gᵀ B G, U ← U G."""
+    theta = (B[r, r] - B[p, p]) / (2.0 * B[p, r])
+    t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
+    c = 1.0 / np.sqrt(t * t + 1.0)
+    s = t * c
+    for k in range(6):
+        x = B[k, p]
+        y = B[k, r]
+        B[k, p] = c * x - s * y
+        B[k, r] = s * x + c * y
+    for k in range(6):
+        x = B[p, k]
+        y = B[r, k]
+        B[p, k] = c * x - s * y
+        B[r, k] = s * x + c * y
+    for k in range(6):
+        x = U[k, p]
+        y = U[k, r]
+        U[k, p] = c * x - s * y
+        U[k, r] = s * x + c * y
+
+
+@inline
+def damped(A, eps, Lam, half, f, r, U, B):
+    """Λ and Λ^½ by the documented rule (module docstring): A = U diag(σ) Uᵀ (``eigen``; U kept
+    for the next cycle), f(σ) = 1/σ for σ ≥ ε, σ/ε² below. ``f``, ``r``: scratch 6-vectors."""
+    eigen(A, U, B, Lam)
+    for k in range(6):
+        s = B[k, k]
+        f[k] = 1.0 / s if s >= eps else max(s, 0.0) / (eps * eps)
+        r[k] = np.sqrt(f[k])
+    for i in range(6):
+        for j in range(i + 1):
+            a = 0.0
+            b = 0.0
+            for k in range(6):
+                u = U[i, k] * U[j, k]
+                a += u * f[k]
+                b += u * r[k]
+            Lam[i, j] = Lam[j, i] = a
+            half[i, j] = half[j, i] = b
+
+
+@inline
+def posture(P, q, qd, q_des, qd_des, qdd_des, feedforward, kp, kd, mode, J, ws, v0, tau, b):
+    """τ = NE(q, q̇, v_0) = h + τ_0, and b −= J v_0: N τ_0 + h = τ − Jᵀ Λ J v_0 (module
+    docstring), the force Λ b then carries that task-space part."""
+    n = q.shape[0]
+    for i in range(n):
+        s = qdd_des[i] if feedforward else 0.0
+        for k in range(n):
+            s += kp[i, k] * (q_des[k] - q[k]) + kd[i, k] * (qd_des[k] - qd[k])
+        v0[i] = s
+    rnea_into(P, q, qd, v0, NO_WRENCH, mode, ws, tau)
+    for a in range(6):
+        s = 0.0
+        for k in range(n):
+            s += J[a, k] * v0[k]
+        b[a] -= s
+
+
+@inline
+def add_force(J, F, tau):
+    """τ += Jᵀ F."""
+    for k in range(J.shape[1]):
+        s = 0.0
+        for a in range(6):
+            s += J[a, k] * F[a]
+        tau[k] += s
 
 
 @kernel
-def check_sizes(P, q, qd, q_des, qd_des, qdd_des):
+def check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf):
     n = P.shape[0] - 1
     if (q.shape[0] != n or qd.shape[0] != n or q_des.shape[0] != n or qd_des.shape[0] != n
             or qdd_des.shape[0] != n):
         raise ValueError("expected q, qd, q_des, qd_des and qdd_des of one value per joint")
+    if buf.shape[0] != views(buf, n)[-1]:
+        raise ValueError("the law's buffer is not this model's")
 
 
 @inline
-def measure(P, q, qd, q_des, qd_des, qdd_des, frame, explicit, goal, goal_motion, pose, J):
-    """The frame's pose and J (into ``pose``, ``J``), [J q̇; J̇ q̇], the target pose and [ẋ_d; ẍ_d]."""
-    check_sizes(P, q, qd, q_des, qd_des, qdd_des)
-    motion = np.empty((2, 6))
-    frame_motion_kernel(P, q, qd, frame, False, pose, J, motion[0], motion[1])
-    target = np.empty((4, 4))
-    x = np.empty((2, 6))
-    reference(P, q_des, qd_des, qdd_des, frame, explicit, goal, goal_motion, target,
-              np.empty((6, q.shape[0])), x)
-    return motion, target, x
+def measure(P, q, qd, q_des, qd_des, qdd_des, frame, explicit, pose, J, motion, goal, goal_motion,
+            reference, Jd, reference_motion, M, ws):
+    """The frame's pose, J and [J q̇; J̇ q̇] at the state; M(q), factored; the target: ``goal``
+    and ``goal_motion`` when ``explicit``, else FK(q_d), J(q_d) q̇_d and J(q_d) q̈_d +
+    J̇(q_d, q̇_d) q̇_d (into ``reference`` and ``reference_motion``), returned with its motion.
+    Also whether M is positive definite."""
+    frame_motion_into(P, q, qd, frame, False, ws, pose, J, motion[0], motion[1])
+    if explicit:
+        target, target_motion = goal, goal_motion
+    else:
+        frame_motion_into(P, q_des, qd_des, frame, False, ws, reference, Jd, reference_motion[0],
+                          reference_motion[1])
+        mat_vec(Jd, qdd_des, reference_motion[1], True)
+        target, target_motion = reference, reference_motion
+    crba_into(P, q, ws, M)
+    return target, target_motion, cholesky(M)
 
 
 @kernel
-def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, frame, explicit, goal, goal_motion,
-                           gains, posture_kp, posture_kd, mode, eps, pose, J, report, tau):
-    """One cycle: τ, and the measured pose and J kept for the diagnostics. ``gains`` rows: K_p,
-    K_d (per task axis)."""
-    motion, target, x = measure(P, q, qd, q_des, qd_des, qdd_des, frame, explicit, goal,
-                                goal_motion, pose, J)
-    e = np.empty(6)
-    pose_error(target, pose, e, np.empty((1, 3, 3)))
-    Lam = np.empty((6, 6))
-    task_inertia(P, q, J, eps, Lam, np.empty((6, 6)), report)
-    a = x[1] + gains[1] * (x[0] - motion[0]) + gains[0] * e - motion[1]
-    F = Lam @ a + posture(P, q, qd, q_des, qd_des, qdd_des, True, posture_kp, posture_kd, mode,
-                          J, Lam, tau)
-    tau += J.T @ F
+def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, frame, explicit, mode, eps, buf):
+    """One cycle into the law's ``buf`` (``views``): τ, and the measured pose, J and J M⁻¹ Jᵀ kept
+    for the diagnostics. ``gains`` rows: K_p, K_d (per task axis)."""
+    check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf)
+    (pose, goal, reference, _, goal_motion, reference_motion, motion, task, gains, R, A, L, Lam,
+     half, U, B, J, Jd, X, M, kp, kd, joint, ws, _) = views(buf, q.shape[0])
+    target, target_motion, mass_factored = measure(
+        P, q, qd, q_des, qd_des, qdd_des, frame, explicit, pose, J, motion, goal, goal_motion,
+        reference, Jd, reference_motion, M, ws)
+    e, b, F = task[0], task[1], task[2]
+    pose_error(target, pose, e, R)
+    for a in range(6):   # the commanded task acceleration, less J̇ q̇
+        b[a] = (target_motion[1, a] + gains[1, a] * (target_motion[0, a] - motion[0, a])
+                + gains[0, a] * e[a] - motion[1, a])
+    definite = task_inertia(P, q, J, M, X, A, L, mass_factored)
+    tau = joint[TAU]
+    posture(P, q, qd, q_des, qd_des, qdd_des, True, kp, kd, mode, J, ws, joint[V0], tau, b)
+    # every σ ≥ 1/trace(A⁻¹) ≥ ε: the rule is Λ = A⁻¹, a solve with A's factor; else its eigenvalues
+    if definite and trace_of_inverse(L, F) * eps <= 1.0:
+        solve(L, b)
+        for a in range(6):
+            F[a] = b[a]
+    else:
+        damped(A, eps, Lam, half, task[2], task[3], U, B)
+        mat_vec(Lam, b, F, False)
+    add_force(J, F, tau)
 
 
 @kernel
-def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, frame, explicit, goal,
-                             goal_motion, gains, posture_kp, posture_kd, mode, eps, time_constant,
-                             rate, started, held, filtered, pose, J, report, tau):
-    """One cycle. ``gains`` rows: K, ζ, w (set), and the filtered K, ẋ_d, w (state); ``held`` the
-    filtered target pose; ``filtered`` row 0 the last τ (for the rate limit). ``started`` false:
-    the filters start at the set values and τ is not limited (a first command)."""
-    motion, target, x = measure(P, q, qd, q_des, qd_des, qdd_des, frame, explicit, goal,
-                                goal_motion, pose, J)
+def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, frame, explicit, mode, eps,
+                             time_constant, started, buf):
+    """One cycle into the law's ``buf``. ``gains`` rows: K, ζ, w (set), and the filtered K, ẋ_d,
+    w (state); ``held`` the filtered target pose; ``joint`` row LAST the last τ (for the rate
+    limit, RATE). ``started`` false: the filters start at the set values and τ is not limited (a
+    first command)."""
+    check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf)
+    (pose, goal, reference, held, goal_motion, reference_motion, motion, task, gains, R, A, L, Lam,
+     half, U, B, J, Jd, X, M, kp, kd, joint, ws, _) = views(buf, q.shape[0])
+    target, target_motion, mass_factored = measure(
+        P, q, qd, q_des, qd_des, qdd_des, frame, explicit, pose, J, motion, goal, goal_motion,
+        reference, Jd, reference_motion, M, ws)
     n = q.shape[0]
+    e, F = task[0], task[1]
     # first-order filters, exact for a held input: a step becomes 1 − exp(−t / T_f)
     alpha = 1.0 - np.exp(-dt / time_constant) if started and time_constant > 0.0 else 1.0
-    gains[3] += alpha * (gains[0] - gains[3])
-    gains[4] += alpha * (x[0] - gains[4])
-    gains[5] += alpha * (gains[2] - gains[5])
-    step = np.empty(6)
-    pose_error(target, held, step, np.empty((1, 3, 3)))
-    held[:3, 3] += alpha * step[:3]
+    for a in range(6):
+        gains[3, a] += alpha * (gains[0, a] - gains[3, a])
+        gains[4, a] += alpha * (target_motion[0, a] - gains[4, a])
+        gains[5, a] += alpha * (gains[2, a] - gains[5, a])
+    pose_error(target, held, e, R)
+    for a in range(3):
+        held[a, 3] += alpha * e[a]
     # the held rotation turns by alpha of the way along the geodesic: exp(alpha log(R_d R_hᵀ)) R_h
-    held[:3, :3] = rotation(alpha * step[3], alpha * step[4], alpha * step[5]) @ held[:3, :3]
-    e = np.empty(6)
-    pose_error(held, pose, e, np.empty((1, 3, 3)))
-    Lam = np.empty((6, 6))
-    half = np.empty((6, 6))
-    task_inertia(P, q, J, eps, Lam, half, report)
-    # D = Λ^½ Z K^½ + K^½ Z Λ^½ (Albu-Schäffer et al. 2003): 2 ζ √(k λ) when Λ and K commute
-    root = np.sqrt(gains[3])
-    D = (half * (gains[1] * root)) + (half * (gains[1] * root)).T
-    F = gains[3] * e + D @ (gains[4] - motion[0]) + gains[5]
-    F += posture(P, q, qd, q_des, qd_des, qdd_des, False, posture_kp, posture_kd, mode, J, Lam,
-                 tau)
-    tau += J.T @ F
+    turn(held, alpha * e[3], alpha * e[4], alpha * e[5])
+    pose_error(held, pose, e, R)
+    task_inertia(P, q, J, M, X, A, L, mass_factored)
+    damped(A, eps, Lam, half, task[2], task[3], U, B)
+    # F = K e + D (ẋ_d − J q̇) + w with D = Λ^½ Z K^½ + K^½ Z Λ^½ (Albu-Schäffer et al. 2003):
+    # 2 ζ √(k λ) when Λ and K commute; D ė = Λ^½ (z ∘ ė) + z ∘ (Λ^½ ė) with z = ζ √k
+    z, zed = task[2], task[3]
+    for a in range(6):
+        z[a] = gains[1, a] * np.sqrt(gains[3, a])
+        zed[a] = z[a] * (gains[4, a] - motion[0, a])
+    for a in range(6):
+        s = 0.0
+        for k in range(6):
+            s += half[a, k] * (zed[k] + z[a] * (gains[4, k] - motion[0, k]))
+        F[a] = s
+    tau = joint[TAU]
+    b = task[3]   # the posture's task-space part, Λ (−J v_0)
+    for a in range(6):
+        b[a] = 0.0
+    posture(P, q, qd, q_des, qd_des, qdd_des, False, kp, kd, mode, J, ws, joint[V0], tau, b)
+    for a in range(6):
+        F[a] += gains[3, a] * e[a] + gains[5, a]
+    mat_vec(Lam, b, F, True)
+    add_force(J, F, tau)
     if started:
         for i in range(n):
-            tau[i] = min(max(tau[i], filtered[0, i] - rate[i] * dt), filtered[0, i] + rate[i] * dt)
-    filtered[0, :] = tau
+            tau[i] = min(max(tau[i], joint[LAST, i] - joint[RATE, i] * dt),
+                         joint[LAST, i] + joint[RATE, i] * dt)
+    for i in range(n):
+        joint[LAST, i] = tau[i]
 
 
 _SECONDS = numba.types.float64
+_BUFFER = numba.types.Array(numba.types.float64, 1, "C")
 _OPERATIONAL = Direct(operational_space_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR,
-                      INT, BOOL, C_MATRIX, C_MATRIX, C_MATRIX, C_MATRIX, C_MATRIX, INT, _SECONDS,
-                      C_MATRIX, C_MATRIX, VECTOR, VECTOR)
+                      INT, BOOL, INT, _SECONDS, _BUFFER)
 _IMPEDANCE = Direct(cartesian_impedance_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR,
-                    _SECONDS, INT, BOOL, C_MATRIX, C_MATRIX, C_MATRIX, C_MATRIX, C_MATRIX, INT,
-                    _SECONDS, _SECONDS, VECTOR, BOOL, C_MATRIX, C_MATRIX, C_MATRIX, C_MATRIX, VECTOR,
-                    VECTOR)
+                    _SECONDS, INT, BOOL, INT, _SECONDS, _SECONDS, BOOL, _BUFFER)
 
 
 # ------------------------------------------------------------------ parameters
@@ -320,25 +589,31 @@ class _TaskSpaceLaw(ControlLaw):
         kp, kd = (gain(name, params[name], n) for name in ("posture_kp", "posture_kd"))
         check_definite("posture_kp", kp, joints, strict=False, why="a negative gain pushes away")
         check_definite("posture_kd", kd, joints, strict=False, why="a negative gain excites")
-        self._posture = [np.ascontiguousarray(np.diag(g) if g.ndim == 1 else g) for g in (kp, kd)]
         self._eps = _positive("singularity_threshold", params["singularity_threshold"],
                               "1/kg: the largest task-space inertia is 1/ε")
         self._mode = GRAVITY | (FRICTION if _flag("friction", params["friction"]) else 0)
-        self._pose, self._J = np.eye(4), np.zeros((6, n))
-        self._report = np.zeros(_REPORT)
-        self._tau = np.empty(n)
-        self._goal, self._goal_motion = np.eye(4), np.zeros((2, 6))
+        self._P = model.params
+        # every array of the law in one buffer, named through the kernel's own views
+        self._buf = np.zeros(buffer_size(n))
+        (self._pose, self._goal, _, self._held, self._goal_motion, _, _, _, self._gains, _, self._A,
+         _, _, _, eigenvectors, _, self._J, _, _, _, posture_kp, posture_kd, joint, _,
+         _) = views(self._buf, n)
+        posture_kp[:] = np.diag(kp) if kp.ndim == 1 else kp
+        posture_kd[:] = np.diag(kd) if kd.ndim == 1 else kd
+        self._tau, self._last, self._rate = joint[TAU], joint[LAST:LAST + 1], joint[RATE]
+        self._pose[:] = self._goal[:] = self._held[:] = np.eye(4)
+        eigenvectors[:] = np.eye(6)
         self._explicit = False
 
     def set_target(self, position, orientation, twist=(0.0,) * 6, acceleration=(0.0,) * 6) -> None:
         """Track this Cartesian target (base frame) until ``clear_target``: ``position`` (3,),
         ``orientation`` a 3x3 rotation matrix or a quaternion [x, y, z, w], ``twist`` [v; ω] and
         ``acceleration`` [a; α] of the frame's origin."""
-        goal = np.eye(4)
-        goal[:3, 3] = _vector("position", position, 3)
-        goal[:3, :3] = _rotation(orientation)
-        motion = np.array([_vector("twist", twist, 6), _vector("acceleration", acceleration, 6)])
-        self._goal, self._goal_motion, self._explicit = goal, motion, True
+        p, R = _vector("position", position, 3), _rotation(orientation)
+        v, a = _vector("twist", twist, 6), _vector("acceleration", acceleration, 6)
+        self._goal[:3, 3], self._goal[:3, :3] = p, R      # checked whole before any is changed
+        self._goal_motion[0], self._goal_motion[1] = v, a
+        self._explicit = True
 
     def clear_target(self) -> None:
         """Back to the forward kinematics of the joint reference."""
@@ -361,12 +636,15 @@ class _TaskSpaceLaw(ControlLaw):
     @property
     def damping(self) -> float:
         """λ² on the weakest direction of J M⁻¹ Jᵀ at the last ``compute`` (0: not damped)."""
-        return float(self._report[1])
+        if not self._A.any():       # nothing computed yet
+            return 0.0
+        return max(self._eps ** 2 - self.smallest_inverse_inertia ** 2, 0.0)
 
     @property
     def smallest_inverse_inertia(self) -> float:
-        """The smallest eigenvalue σ of J M⁻¹ Jᵀ at the last ``compute`` (0 at a singularity)."""
-        return float(self._report[0])
+        """The smallest eigenvalue σ of J M⁻¹ Jᵀ at the last ``compute`` (0 at a singularity;
+        computed here, from the J M⁻¹ Jᵀ the law kept: the cycle needs only its Cholesky factor)."""
+        return float(np.linalg.eigvalsh(self._A)[0])
 
     @property
     def manipulability(self) -> float:
@@ -402,15 +680,12 @@ class OperationalSpace(_TaskSpaceLaw):
         super()._configure(params)
         kp = _axes("task_kp", params["task_kp"], strict=True)
         kd = _axes("task_kd", params["task_kd"], strict=True)
-        self._gains = np.array([kp, kd])
+        self._gains[0], self._gains[1] = kp, kd
 
     def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
         q, qd, q_des, qd_des, qdd_des = self._check(q, qd, q_des, qd_des, qdd_des)
-        posture_kp, posture_kd = self._posture
-        _OPERATIONAL.call(self.model.params, q, qd, q_des, qd_des, qdd_des, self._frame,
-                          self._explicit, self._goal, self._goal_motion, self._gains, posture_kp,
-                          posture_kd, self._mode, self._eps, self._pose, self._J, self._report,
-                          self._tau)
+        _OPERATIONAL.call(self._P, q, qd, q_des, qd_des, qdd_des, self._frame, self._explicit,
+                          self._mode, self._eps, self._buf)
         return self._tau
 
 
@@ -449,22 +724,16 @@ class CartesianImpedance(_TaskSpaceLaw):
         rate = per_joint("torque_rate_limit", params["torque_rate_limit"], self.dof)
         if np.any(rate == 0.0):
             raise ValueError("torque_rate_limit must be > 0 for every joint (0 freezes the effort)")
-        self._rate = rate
+        self._rate[:] = rate
         # rows: K, ζ, w as set; the filtered K, ẋ_d and w
-        self._gains = np.zeros((6, 6))
         self._gains[0] = _axes("stiffness", params["stiffness"], strict=True)
         self._gains[1] = _axes("damping_ratio", params["damping_ratio"], strict=True)
-        self._held = np.eye(4)
-        self._last = np.zeros((1, self.dof))
         self._started = False
 
     def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
         q, qd, q_des, qd_des, qdd_des = self._check(q, qd, q_des, qd_des, qdd_des)
-        posture_kp, posture_kd = self._posture
-        _IMPEDANCE.call(self.model.params, q, qd, q_des, qd_des, qdd_des, float(dt), self._frame,
-                        self._explicit, self._goal, self._goal_motion, self._gains, posture_kp,
-                        posture_kd, self._mode, self._eps, self._tc, self._rate, self._started,
-                        self._held, self._last, self._pose, self._J, self._report, self._tau)
+        _IMPEDANCE.call(self._P, q, qd, q_des, qd_des, qdd_des, float(dt), self._frame,
+                        self._explicit, self._mode, self._eps, self._tc, self._started, self._buf)
         self._started = True
         return self._tau
 
@@ -488,10 +757,10 @@ class CartesianImpedance(_TaskSpaceLaw):
         if not isinstance(law, CartesianImpedance) or law.model is not self.model:
             raise ValueError("continue_from takes a cartesian_impedance law of the same model")
         self._gains[2:] = law._gains[2:]
-        self._held[:, :] = law._held
-        self._last[:, :] = law._last
-        self._goal, self._goal_motion, self._explicit = law._goal, law._goal_motion, law._explicit
-        self._started = law._started
+        self._held[:] = law._held
+        self._last[:] = law._last
+        self._goal[:], self._goal_motion[:] = law._goal, law._goal_motion
+        self._explicit, self._started = law._explicit, law._started
 
 
 def warm_up(notify=print):
