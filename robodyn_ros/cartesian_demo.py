@@ -19,12 +19,16 @@ largest position error (m) and orientation error (rad, the angle of R_d Rᵀ).
 The goal (issue 21): with an exact model, ``operational_space`` tracks the circle within 1e-4 m and
 1e-3 rad at 1 kHz. The exit status is 0 when every ``operational_space`` run stayed within both.
 An impedance tracks with an error of K⁻¹ times the force the motion needs: it is no tracking law,
-its figures are there for comparison. A push (an external wrench on the simulated tip) is not part
-of the demo: arm_simulator has no external wrench input yet (doc/demo.md).
+its figures are there for comparison. Its statics are what it is for: after the path, this process
+pushes the simulated tip (PUSH on the simulator's ``~/external_wrench``, which the controller knows
+nothing of) and waits until the tip settles (it moved less than SETTLE_TOLERANCE of K⁻¹ w in the
+last SETTLE_WINDOW s); the table and the JSON's ``push`` give the steady displacement from the path's
+end against K⁻¹ w, and their ratio (1 for the law's Jᵀ K e at rest: K e + w = 0).
 """
 from __future__ import annotations
 
 import argparse
+import bisect
 import sys
 import time
 
@@ -44,6 +48,12 @@ POSITION_BOUND, ORIENTATION_BOUND = 1e-4, 1e-3   # m, rad: the goal for operatio
 LEAD_IN = 1.0   # s (simulated) between sending the path and its start
 SETTLE = 0.5    # s recorded after the path ends
 PLANE = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])   # the path's plane: base y and z
+#: [f; n] (N, N·m, base frame) on the tip after an impedance's path: 10 N normal to the path's
+#: plane, 12.5 mm at K = 800 N/m, well inside both arms' reach and effort limits
+PUSH = np.array([10.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+SETTLE_WINDOW = 0.1       # s (simulated): the tip has settled when it moved less than
+SETTLE_TOLERANCE = 1e-4   # this fraction of K⁻¹ w over the last window
+PUSH_TIMEOUT = 10.0       # s (simulated) to settle, at most
 
 
 def parse_args(argv):
@@ -60,7 +70,8 @@ def parse_args(argv):
     parser.add_argument("--duration", type=float, default=4.0, metavar="S",
                         help="time to go round once (default: %(default)g s)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON: runs[k] with "
-                        "max_position_error_m and max_orientation_error_rad")
+                        "max_position_error_m and max_orientation_error_rad, and push for "
+                        "cartesian_impedance")
     args = parser.parse_args(argv)
     if not 0.0 < args.size <= 0.3 or args.duration <= 0.0:
         parser.error("--size must be in (0, 0.3] m and --duration > 0")
@@ -138,6 +149,7 @@ def main(argv=None) -> int:
                       lambda logs, arm, law: run_one(logs, arm, law, args))
     wall = time.monotonic() - started
     print_table(results, args.cartesian)
+    print_push(results)
     ok = all(r["within_bound"] for r in results if r["law"] == "operational_space")
     print(f"wall time {wall:.1f} s; goal (operational_space within {POSITION_BOUND:g} m and "
           f"{ORIENTATION_BOUND:g} rad): {'met' if ok else 'NOT met'}")
@@ -151,6 +163,7 @@ def main(argv=None) -> int:
 def run_one(logs, arm, law, args) -> dict:
     import warnings
 
+    from geometry_msgs.msg import WrenchStamped
     from trajectory_msgs.msg import MultiDOFJointTrajectory
 
     from robodyn_ros.dynamics import RobotModel
@@ -179,9 +192,12 @@ def run_one(logs, arm, law, args) -> dict:
         with Loop(procs) as loop:
             publisher = loop.node.create_publisher(MultiDOFJointTrajectory,
                                                    f"/{CONTROLLER}/cartesian_trajectory", 1)
+            pusher = loop.node.create_publisher(WrenchStamped, "/arm_simulator/external_wrench", 1)
             loop.wait_until_ready(label)
-            loop.spin_until(lambda: publisher.get_subscription_count() > 0, STARTUP_TIMEOUT,
-                            f"{label}: the controller's cartesian_trajectory")
+            loop.spin_until(lambda: publisher.get_subscription_count() > 0
+                            and pusher.get_subscription_count() > 0, STARTUP_TIMEOUT,
+                            f"{label}: the controller's cartesian_trajectory and the simulator's "
+                            "external_wrench")
             start = round((loop.now + LEAD_IN) * RATE) / RATE
             publisher.publish(trajectory_message(args.cartesian, args.size, args.duration, home,
                                                  start, "tip"))
@@ -190,6 +206,8 @@ def run_one(logs, arm, law, args) -> dict:
                               args.duration + SETTLE, label, LEAD_IN)
             states = [(t, q) for t, _, q in loop.states[first:]
                       if start <= t <= start + args.duration + SETTLE]
+            push = (push_until_settled(loop, pusher, model, home[:3, 3], label)
+                    if law == "cartesian_impedance" else None)
     t = np.array([s for s, _ in states]) - start
     p = path(args.cartesian, args.size, args.duration, t)[0] @ PLANE + home[:3, 3]
     position, orientation = [], []
@@ -202,11 +220,46 @@ def run_one(logs, arm, law, args) -> dict:
               "max_orientation_error_rad": float(max(orientation)),
               "samples": len(t), "missing_samples": int(np.sum(np.round(np.diff(t) * RATE) - 1)),
               "realtime_factor": realtime, "wall_s": time.monotonic() - started,
-              "exit_codes": procs.exit_codes}
+              "exit_codes": procs.exit_codes, "push": push}
     result["within_bound"] = bool(result["max_position_error_m"] < POSITION_BOUND
                                   and result["max_orientation_error_rad"] < ORIENTATION_BOUND)
     print(f"\r  {label:>30s}: done, {len(t)} samples, real-time factor {realtime:.2f}" + " " * 10)
     return result
+
+
+def push_until_settled(loop, publisher, model, target, label) -> dict:
+    """PUSH on the tip (``publisher``: the simulator's ~/external_wrench) until it settles, and the
+    tip's steady displacement from ``target`` (the path's end, where it rests unpushed) against
+    K⁻¹ w, K the law's default translational stiffness."""
+    from geometry_msgs.msg import WrenchStamped
+
+    from robodyn_ros.control.task_space import CartesianImpedance
+
+    msg = WrenchStamped()   # frame_id empty: the base frame
+    f, n = msg.wrench.force, msg.wrench.torque
+    f.x, f.y, f.z, n.x, n.y, n.z = PUSH.tolist()
+    publisher.publish(msg)
+    pushed_at = loop.now
+    compliance = PUSH[:3] / CartesianImpedance.defaults["stiffness"][0]   # K⁻¹ w
+
+    def tip(state):
+        return model.frame_pose(state[2])[:3, 3]
+
+    def settled():
+        t = loop.now
+        if t < pushed_at + 2 * SETTLE_WINDOW:   # a window wholly after the push
+            return False
+        earlier = loop.states[bisect.bisect_left(loop.states, t - SETTLE_WINDOW, key=lambda s: s[0])]
+        return (np.linalg.norm(tip(loop.states[-1]) - tip(earlier))
+                < SETTLE_TOLERANCE * np.linalg.norm(compliance))
+
+    loop.spin_until(lambda: settled() or loop.now > pushed_at + PUSH_TIMEOUT,
+                    10 * PUSH_TIMEOUT + 30, f"{label}: the push")
+    displacement = tip(loop.states[-1]) - target
+    return {"wrench": PUSH.tolist(), "displacement_m": displacement.tolist(),
+            "k_inverse_w_m": compliance.tolist(),
+            "ratio": float(displacement @ compliance / (compliance @ compliance)),
+            "settled": bool(settled()), "settle_time_s": loop.now - pushed_at}
 
 
 def print_table(results, kind):
@@ -219,6 +272,22 @@ def print_table(results, kind):
         print(f"{r['arm']:10s}{r['law']:22s}{r['max_position_error_m']:>15.2e}"
               f"{r['max_orientation_error_rad']:>20.2e}{r['samples']:>10d}"
               f"{r['missing_samples']:>9d}{mark}")
+
+
+def print_push(results):
+    pushed = [r for r in results if r["push"]]
+    if not pushed:
+        return
+    print(f"\npush: {PUSH[:3].tolist()} N on the tip (base frame) of cartesian_impedance, until it "
+          "settles")
+    print(f"{'arm':10s}{'displacement (m)':>18s}{'K⁻¹ w (m)':>12s}{'ratio':>9s}"
+          f"{'settled after (s)':>19s}")
+    for r in pushed:
+        p = r["push"]
+        along = np.asarray(p["k_inverse_w_m"]) / np.linalg.norm(p["k_inverse_w_m"])
+        print(f"{r['arm']:10s}{np.asarray(p['displacement_m']) @ along:>18.4e}"
+              f"{np.linalg.norm(p['k_inverse_w_m']):>12.4e}{p['ratio']:>9.4f}"
+              f"{p['settle_time_s']:>19.2f}{'' if p['settled'] else '  not settled'}")
 
 
 if __name__ == "__main__":

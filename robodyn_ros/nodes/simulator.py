@@ -19,19 +19,27 @@ state left unanswered for LOCKSTEP_REPEAT s (wall) is published again, same stam
 controller reconfigured meanwhile (cleanup makes new subscriptions) never heard it, and would
 wait for a state while the simulator waits for its answer.
 
+A push from outside: a geometry_msgs/WrenchStamped on ``~/external_wrench``, [f; n] on the tip
+frame's origin in the base frame (frame_id empty or the chain's root link), enters the dynamics as
+τ_ext = J(q)ᵀ w after the effort clamp (robodyn_ros.sim.Engine) and holds until the next one (a
+zero wrench removes it). One in another frame or with NaN/inf is refused, counted and changes
+nothing.
+
 An unmodelled payload (``payload_mass`` at ``payload_com`` in the tip frame) is carried from
 ``payload_time`` (simulated) on; setting that parameter at run time schedules a pick-up, which
 takes effect at the first tick at or after it.
 
 ``/diagnostics`` reports the real-time factor, the brake, a command timeout, rejected commands,
-clamped efforts, position-limit stops and failed integration steps. A failed step (a non-finite
-state, a singular mass matrix) is never published: the state is held and the failure reported.
+the external wrench and refused ones, clamped efforts, position-limit stops and failed integration
+steps. A failed step (a non-finite state, a singular mass matrix) is never published: the state is
+held and the failure reported.
 """
 from __future__ import annotations
 
 import time
 
 import numpy as np
+from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -45,6 +53,7 @@ from ..control.joints import JointOrder
 from ..dynamics.description import read_description
 from ..parameters import node_schema
 from ..reasons import bounded
+from .cartesian import chain_ends
 from .lifecycle import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
                      STATE_HISTORY, Parameters, steady_clock)
@@ -135,9 +144,13 @@ class ArmSimulator(Node):
         self._braked = True
         self._timed_out = False
         self.rejected = CountedWarning(self, "command rejected")
+        self._base = chain_ends(p, published)[0]   # the frame an external wrench is given in
+        self.wrench = None   # [f; n] pushing the tip from outside (None: no push)
+        self.refused = CountedWarning(self, "external wrench refused")
         self.integration_failures = 0  # ticks whose RK4 steps raised (state held)
-        # at the last /diagnostics report: wall time, simulated time, rejections, failures, clamps
-        self._at_report = (time.monotonic(), 0, 0, 0, 0)
+        # at the last /diagnostics report: wall time, simulated time, rejections, failures, clamps,
+        # refused wrenches
+        self._at_report = (time.monotonic(), 0, 0, 0, 0, 0)
 
         # kept serialized and written in place: 3.0 us a state instead of 6.3 through a message
         self._state = SerializedJointState(self.joints, JointState, effort=True)
@@ -147,6 +160,7 @@ class ArmSimulator(Node):
         self._state_pub = self.create_publisher(JointState, "joint_states", STATE_HISTORY)
         self._clock_pub = self.create_publisher(Clock, "/clock", STATE_HISTORY)
         self.create_subscription(Float64MultiArray, p["command_topic"], self._on_command, 10)
+        self.create_subscription(WrenchStamped, "~/external_wrench", self._on_wrench, 10)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_timer(1.0 / publish_rate, self._tick, clock=steady_clock())
         Diagnostics(self, self._report, p["diagnostic_period"], hardware_id=model.name)
@@ -170,13 +184,26 @@ class ArmSimulator(Node):
             self._integrate()
             self._advance_time()
 
+    def _on_wrench(self, msg: WrenchStamped):
+        f, n = msg.wrench.force, msg.wrench.torque
+        w = np.array([f.x, f.y, f.z, n.x, n.y, n.z])
+        if msg.header.frame_id not in ("", self._base):
+            return self.refused(f"frame_id '{msg.header.frame_id}' is not the base frame "
+                                f"'{self._base}' (or empty)")
+        if not np.all(np.isfinite(w)):
+            return self.refused(f"not finite: {w.tolist()}")
+        self.wrench = w if w.any() else None
+        self.get_logger().info(f"external wrench {w.tolist()} (N, N·m, base frame) on the tip"
+                               if w.any() else "external wrench removed")
+
     def _report(self):
         now = time.monotonic()
-        wall, sim_ns, rejected, failed, clamped = self._at_report
+        wall, sim_ns, rejected, failed, clamped, refused = self._at_report
         engine = self.engine
         self._at_report = (now, self.time_ns, self.rejected.count, self.integration_failures,
-                           engine.clamped)
+                           engine.clamped, self.refused.count)
         rejected = self.rejected.count - rejected
+        refused = self.refused.count - refused
         failed = self.integration_failures - failed
         clamped = engine.clamped - clamped
         values = {
@@ -188,6 +215,9 @@ class ArmSimulator(Node):
             "rejected commands (window)": rejected,
             "rejected commands (total)": self.rejected.count,
             "last rejection": self.rejected.last_reason,
+            "external wrench (N, N·m)": "none" if self.wrench is None else self.wrench.tolist(),
+            "refused external wrenches (total)": self.refused.count,
+            "last external wrench refusal": self.refused.last_reason,
             "integration failures (window)": failed,
             "integration failures (total)": self.integration_failures,
             "clamped efforts (window, steps)": clamped,
@@ -202,6 +232,8 @@ class ArmSimulator(Node):
             return WARN, f"no command for {self._timeout} s: zero effort", values
         if rejected:
             return WARN, f"commands rejected: {self.rejected.last_reason}", values
+        if refused:
+            return WARN, f"external wrench refused: {self.refused.last_reason}", values
         return OK, "braked until the first command" if self._braked else "simulating", values
 
     def _on_reset(self, request, response):
@@ -248,7 +280,7 @@ class ArmSimulator(Node):
         q, qd = self.q, self.qd
         try:
             for _ in range(self._steps):
-                q, qd = self.engine.step(q, qd, self._tau)
+                q, qd = self.engine.step(q, qd, self._tau, self.wrench)
         except StepError as exc:  # hold the state, publish nothing new, keep the node alive
             self.integration_failures += 1
             self.engine.reset()

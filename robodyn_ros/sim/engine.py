@@ -1,5 +1,5 @@
-"""What every engine does the same way: clamp the effort at the limits, refuse a non-finite state,
-count both, and the choice of an engine by name."""
+"""What every engine does the same way: clamp the effort at the limits, add a push from outside,
+refuse a non-finite state, count both, and the choice of an engine by name."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +17,10 @@ class Engine:
 
     ``step`` applies ``tau`` clamped at the model's effort limits, as a drive would, and counts the
     steps that needed it (``clamped``) and the steps that ended against a position limit
-    (``stopped``). A subclass provides ``_advance(q, qd, tau) -> (q, qd, stopped)`` and may
-    override ``reset``.
+    (``stopped``). An external ``wrench`` [f; n] on the tip frame's origin (base frame) adds
+    τ_ext = J(q)ᵀ w after the clamp: a push from outside is no actuator's, so no limit holds it.
+    J is taken at the step's start and held over it, as ``tau`` is. A subclass provides
+    ``_advance(q, qd, tau, tau_ext) -> (q, qd, stopped)`` and may override ``reset``.
     """
     name = ""
 
@@ -29,13 +31,15 @@ class Engine:
         self.clamped = 0
         self.stopped = 0
 
-    def step(self, q, qd, tau):
+    def step(self, q, qd, tau, wrench=None):
         """(q, qd) after one step of ``dt``; raises StepError instead of returning garbage."""
         applied = self.applied(tau)
         if not np.array_equal(applied, tau):
             self.clamped += 1
+        tau_ext = (np.zeros(self.model.dof) if wrench is None
+                   else self.model.frame_jacobian(q).T @ wrench)
         try:
-            q, qd, stopped = self._advance(q, qd, applied)
+            q, qd, stopped = self._advance(q, qd, applied, tau_ext)
         except ValueError as exc:  # e.g. a mass matrix that is not positive definite
             raise StepError(str(exc)) from exc
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
@@ -50,5 +54,5 @@ class Engine:
     def reset(self):
         """Forget what the engine carries from step to step (nothing, unless overridden)."""
 
-    def _advance(self, q, qd, tau):  # -> (q, qd, whether a joint ended at a position limit)
+    def _advance(self, q, qd, tau, tau_ext):  # -> (q, qd, whether a joint ended at a position limit)
         raise NotImplementedError

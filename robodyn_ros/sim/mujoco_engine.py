@@ -14,7 +14,8 @@ inverse dynamics is off by up to 108 % of its largest torque, with no error):
 * RK4 at the node's step (MuJoCo's default, semi-implicit Euler at 2 ms, would make integration
   error dominate), gravity the model's, no contacts;
 * position limits are MuJoCo joint limits (soft constraints, stiffened to a time constant of two
-  steps); effort limits a motor actuator per joint whose ctrlrange clamps the command.
+  steps); effort limits a motor actuator per joint whose ctrlrange clamps the command; an external
+  wrench is ``qfrc_applied`` (Jᵀ w, unclamped, as in the robodyn engine).
 """
 from __future__ import annotations
 
@@ -166,9 +167,10 @@ class MujocoEngine(Engine):
         self._bad = [int(k) for k in (w.mjWARN_BADQPOS, w.mjWARN_BADQVEL, w.mjWARN_BADQACC,
                                       w.mjWARN_BADCTRL)]
 
-    def _advance(self, q, qd, tau):
+    def _advance(self, q, qd, tau, tau_ext):
         m, d = self.mj, self.data
-        d.qpos[:], d.qvel[:], d.ctrl[:] = q, qd, tau
+        # the push as MuJoCo's applied generalized force: no actuator's, so no ctrlrange clamps it
+        d.qpos[:], d.qvel[:], d.ctrl[:], d.qfrc_applied[:] = q, qd, tau, tau_ext
         before = [d.warning[k].number for k in self._bad]
         mujoco.mj_step(m, d)
         if [d.warning[k].number for k in self._bad] != before:  # MuJoCo reset its data

@@ -17,8 +17,8 @@ class RobodynEngine(Engine):
         super().__init__(model, dt)
         self.lower, self.upper = model.lower, model.upper
 
-    def _advance(self, q, qd, tau):
-        q, qd = rk4_step(self.model, q, qd, tau, self.dt)
+    def _advance(self, q, qd, tau, tau_ext):
+        q, qd = rk4_step(self.model, q, qd, tau + tau_ext, self.dt)
         below, above = q < self.lower, q > self.upper
         if not (below.any() or above.any()):
             return q, qd, False
