@@ -193,3 +193,26 @@ def test_refusals_keep_the_node_commanding_finite_efforts(rig, model):
         assert np.isfinite(rig.next_command()).all()
     assert ctl.loop.law_failures == 0
     assert ctl.loop.law.damping > 0.0     # the singular direction was damped
+
+
+def test_a_follow_joint_trajectory_goal_drops_the_cartesian_target(rig, model):
+    """A goal MoveIt sends while a Cartesian target is set is followed: the law steps back to the
+    joint reference, as it does for a joint trajectory on the topic (before, the goal was accepted
+    and the law kept the pose, so the goal failed its tolerances)."""
+    messages = pytest.importorskip("control_msgs.action", reason="control_msgs not built")
+    from rclpy.action import ActionClient
+    from test_nodes_drop_in import goal_to, result_of, send
+    sim, ctl = closed_loop(rig, "operational_space")
+    start = model.frame_pose(START)
+    target = start[:3, 3] + [0.0, 0.02, 0.02]
+    publisher(rig, PoseStamped, "target_pose").publish(
+        pose_msg(target, matrix_quaternion(start[:3, :3])))
+    rig.spin_until(lambda: np.linalg.norm(model.frame_pose(sim.q)[:3, 3] - target) < 1e-3,
+                   timeout=60.0, what="the target pose reached")
+    client = ActionClient(rig.probe, messages.FollowJointTrajectory,
+                          f"{rig.ns}/{NODE}/follow_joint_trajectory")
+    rig.spin_until(client.server_is_ready, what="the action server")
+    result = result_of(rig, send(rig, client, goal_to(START, 0.5)))
+    assert result.result.error_code == messages.FollowJointTrajectory.Result.SUCCESSFUL, \
+        result.result.error_string
+    np.testing.assert_allclose(sim.q, START, atol=0.01)

@@ -24,8 +24,8 @@ sum of the link lengths (``reach``), or not reached within the joint limits by a
 least-squares IK from the measured configuration (``solve``: IK_ITERATIONS iterations, then
 IK_POINT_ITERATIONS from the previous solution for each trajectory point IK_SPACING or farther from
 the last one solved, and the last point; refused with a residual above IK_POSITION_TOLERANCE or
-IK_ORIENTATION_TOLERANCE). A joint trajectory, a joint reference or
-``~/hold`` drops the Cartesian target (the law follows the joint reference again); a new law
+IK_ORIENTATION_TOLERANCE). A joint trajectory (on the topic or a FollowJointTrajectory goal), a
+joint reference or ``~/hold`` drops the Cartesian target (the law follows the joint reference again); a new law
 object of a task-space law (a gain change) gets the target again, a law of another kind drops it.
 """
 from __future__ import annotations

@@ -129,7 +129,8 @@ class ComputedTorqueController(ManagedNode):
             self.get_logger().warning(NO_CONTROL_MSGS)
         else:
             self._action = self.own(TrajectoryAction(
-                self, self.loop, self._tolerances(order.dof), 1.0 / p["action_monitor_rate"]))
+                self, self.loop, self._tolerances(order.dof), 1.0 / p["action_monitor_rate"],
+                on_followed=self._cartesian.clear))
         cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
         source = p["urdf_file"] or ("robot_description parameter" if p["robot_description"].strip()
                                     else "/robot_description")

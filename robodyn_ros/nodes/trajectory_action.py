@@ -73,8 +73,12 @@ class _Goal:
 
 
 class TrajectoryAction:
-    def __init__(self, node, loop, defaults: Tolerances, feedback_period: float):
+    def __init__(self, node, loop, defaults: Tolerances, feedback_period: float,
+                 on_followed=lambda: None):
+        """``on_followed()``: a goal's trajectory is the loop's reference now (whatever else
+        gave one steps aside: a Cartesian target)."""
         self._node, self._loop, self._defaults = node, loop, defaults
+        self._on_followed = on_followed
         self._feedback_period = feedback_period
         self._goal: _Goal | None = None
         self._validated = None  # (goal, its trajectory, start) of the goal last accepted
@@ -126,6 +130,8 @@ class TrajectoryAction:
         self._goal = _Goal(handle, GoalMonitor(tolerances, end, self._loop.order.names), Future())
         if isinstance(accepted, Rejection):  # refused between validation and now (time moved on)
             self._finish(Outcome(INVALID_GOAL, accepted.reason))
+        else:
+            self._on_followed()
         handle.execute()
 
     async def _execute(self, handle):
