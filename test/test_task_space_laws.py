@@ -28,7 +28,7 @@ PANDA = load(*CHAINS[2])
 # PUMA, ~5 mm off the circle and a limit cycle at rest, whatever the law)
 SMOOTH = {m.name: m.scaled(friction=0.0) for m in (PUMA, PANDA)}
 # within the joint limits and away from singularities: the smallest eigenvalue of J M⁻¹ Jᵀ is
-# 0.0089 (PUMA; 6ε = 6e-3 is where the law's damping could start), 0.09 (Panda)
+# 0.0089 (PUMA; the damping starts below ε = 1e-3), 0.09 (Panda)
 START = {"puma560": np.radians([0.0, 30.0, -120.0, 0.0, -60.0, 0.0]),
          "panda": np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])}
 ARMS = [PUMA, PANDA]
