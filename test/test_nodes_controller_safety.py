@@ -255,3 +255,30 @@ def test_simulator_survives_a_singular_mass_matrix(rig):
     rig.spin_until(lambda: sim.time_ns > before + 50_000_000, what="time running on")
     np.testing.assert_array_equal(sim.q, [0.3, 0.2])  # held
     assert sim.integration_failures > 0
+
+
+# ---------------------------------------------------------------------------- two writers
+def test_a_second_writer_of_the_command_topic_is_reported_within_a_second(rig):
+    """Issue 23 §4: another node publishing on command_topic (a second controller started by
+    mistake) is named on /diagnostics (WARN) within a report period; gone, the WARN goes too."""
+    reports = []
+    rig.probe.create_subscription(DiagnosticArray, "/diagnostics", reports.append, 10)
+    rig.controller(state_timeout=10.0, diagnostic_period=0.2)
+    _discovered(rig)
+    rig.publish_state(Q0)
+    rig.next_command()
+
+    def latest():
+        ours = [s for r in reports for s in r.status
+                if s.name.endswith(f"{rig.ns}/computed_torque_controller")]
+        return ours[-1] if ours else None
+    rig.spin_until(lambda: latest() is not None and latest().level == DiagnosticStatus.OK,
+                   what="an OK report")
+    other = rig.probe.create_publisher(Float64MultiArray, f"{rig.ns}/commands", 10)
+    appeared = time.monotonic()
+    rig.spin_until(lambda: latest().level == DiagnosticStatus.WARN
+                   and rig.probe.get_fully_qualified_name() in latest().message,
+                   what="the second writer named")
+    assert time.monotonic() - appeared < 1.0 + 0.2   # discovery, then one report period
+    rig.probe.destroy_publisher(other)
+    rig.spin_until(lambda: latest().level == DiagnosticStatus.OK, what="the WARN gone")

@@ -308,7 +308,20 @@ class ComputedTorqueController(ManagedNode):
         level, message, values = self.loop.report()
         values.update(drift(self.loop.law))
         values.update(self._cartesian.report())
+        others = self._other_writers()
+        values["other writers of the command topic"] = ", ".join(others) or "none"
+        if others and level < WARN:
+            level, message = WARN, (
+                f"{', '.join(others)} also publish(es) on {self.params['command_topic']}: two "
+                "writers fight over the drive (ros2_control gives a command interface to one "
+                "controller); stop the other or give this controller another command_topic")
         return (level, message, values) if self.active else (WARN, f"inactive ({message})", values)
+
+    def _other_writers(self) -> list[str]:
+        """The other nodes publishing on the command topic (by the graph, once per report)."""
+        me = self.get_fully_qualified_name()
+        return sorted({f"{i.node_namespace.rstrip('/')}/{i.node_name}" for i in
+                       self.get_publishers_info_by_topic(self._command_pub.topic_name)} - {me})
 
 
 def main(args=None):
