@@ -404,3 +404,37 @@ def test_a_fresh_state_moves_the_deadline():
         assert sent == []
     finally:
         watchdog.destroy()
+
+
+def test_a_state_stamped_longer_ago_than_state_timeout_is_not_used():
+    """Issue 23 §1: a publisher paused (SIGSTOP) and resumed delivers its backlog: states older
+    than state_timeout when they arrive would command from the past; they are refused with the
+    reason, and the first one young enough is used."""
+    loop, clock, steady = make_loop(timeout=0.1)
+    rejection = state(loop, stamp=clock.t - 0.5)
+    assert isinstance(rejection, Rejection) and "stamped 0.5 s before it arrived" in rejection.reason
+    assert loop.received is None and not loop.active
+    assert state(loop, Q0 + 0.1, stamp=clock.t - 0.09) == Accepted()   # within the timeout
+    np.testing.assert_array_equal(loop.q, Q0 + 0.1)
+
+
+def test_time_going_back_drops_the_trajectory_and_holds_the_measured_position():
+    """Issue 23 §2: /clock going back (a simulation reset): the trajectory's times are the old
+    clock's, so it is dropped and the loop holds where the arm is; nothing is sampled before
+    its start and the command stays finite. A step back within state_timeout is no jump."""
+    loop, clock, steady = make_loop(timeout=0.1)
+    assert state(loop, stamp=clock.t) == Accepted()
+    far = Q0 + np.radians([30.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    assert isinstance(loop.set_trajectory(JointTrajectory(CHAIN, [1.0], [far])), Accepted)
+    clock.t += 0.5
+    assert state(loop, stamp=clock.t) == Accepted() and loop.cycle() is not None
+    assert loop.trajectory_span is not None
+    assert state(loop, stamp=clock.t - 0.05) == Accepted()   # within state_timeout: no jump
+    clock.t = 2.0   # the simulation restarts
+    moved = Q0 + 0.05
+    result = state(loop, moved, stamp=clock.t)
+    assert isinstance(result, Accepted) and "time went back from 100.45 to 2 s" in result.note
+    assert loop.trajectory_span is None
+    command = loop.cycle()
+    np.testing.assert_allclose(loop.reference[0], moved, atol=1e-12)
+    assert np.all(np.isfinite(command.effort))

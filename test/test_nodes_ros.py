@@ -220,7 +220,8 @@ def test_state_echoes_the_joint_state_stamp_to_the_nanosecond(rig):
     # float seconds (2.4e-7 s resolution at this epoch) would match neither exactly
     rig.controller(friction=False)
     rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
-    for sec, nanosec in [(1795418384, 104426244), (1795418385, 999_999_999), (1795418386, 1)]:
+    now = int(time.time()) + 1   # stamps of these seconds (an older one would be refused)
+    for sec, nanosec in [(now, 104426244), (now + 1, 999_999_999), (now + 2, 1)]:
         msg = JointState(name=JOINTS, position=Q0.tolist(), velocity=[0.0] * 6)
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
         count = len(rig.states)

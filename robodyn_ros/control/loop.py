@@ -7,7 +7,11 @@ into arrays, calls these methods and publishes what they return:
 
 * :meth:`ControlLoop.set_state`, :meth:`~ControlLoop.set_trajectory`,
   :meth:`~ControlLoop.set_reference`, :meth:`~ControlLoop.hold`: an :class:`Accepted` or a
-  :class:`Rejection` with its reason (the reference is then unchanged);
+  :class:`Rejection` with its reason (the reference is then unchanged). A state stamped more than
+  ``state_timeout`` before it arrives is refused (a stalled publisher's backlog: it would command
+  from the past); one whose time is more than ``state_timeout`` before the last state's (a
+  simulation reset) is taken, and the loop holds the measured position instead of its trajectory,
+  as it does when states come back after going stale;
 * :meth:`~ControlLoop.cycle`: a :class:`Command` — or a :class:`LawFailure` carrying the safe
   ``on_timeout`` command when the law raised or gave a non-finite or misshapen effort;
 * :meth:`~ControlLoop.watchdog`: a :class:`Stale` command while no valid state arrived for
@@ -154,6 +158,7 @@ class ControlLoop:
         # the latest valid state (chain order); the reference starts when the first one arrives
         self.q, self.qd = np.zeros(n), np.zeros(n)
         self.stamp = 0.0  # its header stamp in seconds; 0 for an unstamped state
+        self._latest: float | None = None  # its time (the stamp, else the clock at arrival)
         self.received: float | None = None  # steady time of the last valid state
         self.reference: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # last cycle's
         self.time = 0.0  # the last cycle's time on the reference clock
@@ -265,18 +270,28 @@ class ControlLoop:
         if not TAKE_STATE.call(position, velocity, match, q, qd):
             return self.reject(f"joint state has NaN or inf: position {bounded(q)}, "
                                 f"velocity {bounded(qd)}")
-        self.q, self.qd, self.stamp = q, qd, stamp
+        now = self._clock()
+        if stamp and now - stamp > self.state_timeout:   # a stalled publisher's backlog
+            return self.reject(f"joint state stamped {now - stamp:.3g} s before it arrived, more "
+                               f"than state_timeout {self.state_timeout:g} s: not used (its "
+                               "publisher stalled, or its clock is not this node's)")
+        t, before = stamp or now, self._latest
+        back = before is not None and t < before - self.state_timeout
+        self.q, self.qd, self.stamp, self._latest = q, qd, stamp, t
         self.received = self._steady()
         if self._sampler is None:  # hold the position it started in
-            self._sampler = TrajectorySampler(self.model.joint_names, q, self._clock(),
+            self._sampler = TrajectorySampler(self.model.joint_names, q, now,
                                               max_pieces=self.max_trajectory_points + 2)
-        if self.stale:
-            # the reference moved on while nothing was controlled and the arm may have moved:
-            # resume by holding where it is, with a fresh integral and no dt spanning the outage
+        if self.stale or back:
+            # the reference moved on while nothing was controlled (or its times are the old
+            # clock's: a simulation reset) and the arm may have moved: resume by holding where
+            # it is, with a fresh integral and no dt spanning the outage
+            note = ("joint states valid again: control resumes" if self.stale else
+                    f"time went back from {before:.6g} to {t:.6g} s (a "
+                    "simulation reset?): the trajectory is dropped")
             self.stale = False
             self._hold_measured()
-            return Accepted("joint states valid again: control resumes, holding the measured "
-                            "position")
+            return Accepted(f"{note}, holding the measured position")
         return Accepted()
 
     def admit_trajectory(self, joints: int, points: int) -> Rejection | None:

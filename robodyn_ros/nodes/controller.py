@@ -201,9 +201,11 @@ class ComputedTorqueController(ManagedNode):
         if isinstance(result, Rejection):
             return
         self._state_time = header
-        if result.note:  # control resumes after an outage, holding the measured position
+        if result.note:  # after an outage or a jump of time back: holding the measured position
             self._cartesian.clear()
             self.get_logger().info(result.note)
+            if self._action is not None:
+                self._action.preempt(result.note)
         # rate 0: one answer per state (a step-locked simulator publishes one again)
         if self._rate == 0.0 and self.active and unanswered(
                 header, self._answered, self.get_clock()):
