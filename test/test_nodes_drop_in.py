@@ -9,6 +9,8 @@ from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 from rcl_interfaces.srv import GetParameters, ListParameters
 from rclpy.action import ActionClient
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from conftest import JOINTS, Q0
@@ -22,6 +24,7 @@ from action_msgs.msg import GoalStatus  # noqa: E402
 from control_msgs.msg import JointTolerance  # noqa: E402
 from control_msgs.srv import QueryTrajectoryState  # noqa: E402
 
+from robodyn_ros.nodes.common import stamp_parts  # noqa: E402
 from robodyn_ros.nodes.trajectory_action import MAX_PENDING_GOALS  # noqa: E402
 
 NODE = "computed_torque_controller"
@@ -214,6 +217,56 @@ def test_a_goal_is_aborted_when_the_joint_states_stop_and_a_new_plant_is_held(ri
         rig.spin_for(0.05)
     rig.spin_until(lambda: not ctl.loop.stale, what="control to resume")
     np.testing.assert_allclose(ctl.loop.reference[0], elsewhere, atol=1e-12)
+
+
+def test_a_clock_that_jumps_back_aborts_the_goal_and_holds(rig):
+    """Issue 23 §2: /clock and the states' stamps go back from ~100 s to 1 s (a simulation
+    reset) in the middle of a goal: the goal is aborted with the reason, the trajectory (on the
+    old clock's times) is dropped and the controller holds where the arm is, commanding finite
+    efforts."""
+    ctl = rig.controller(use_sim_time=True, friction=False, state_timeout=1.0)
+    clock = rig.probe.create_publisher(Clock, "/clock", 10)
+    client = ActionClient(rig.probe, FollowJointTrajectory,
+                          f"{rig.ns}/{NODE}/follow_joint_trajectory")
+
+    def plant(t, q=Q0):   # the simulation at t: its clock, and the arm at rest at q
+        stamp = Clock()
+        stamp.clock.sec, stamp.clock.nanosec = stamp_parts(t)
+        clock.publish(stamp)
+        msg = JointState(name=JOINTS, position=list(map(float, q)), velocity=[0.0] * 6)
+        msg.header.stamp = stamp.clock
+        rig.joint_states.publish(msg)
+        rig.executor.spin_once(timeout_sec=0.002)
+
+    t = [100.0]
+
+    def run_until(condition, what, q=Q0):   # the plant at 1 ms steps
+        deadline = time.monotonic() + 30.0
+        while not condition():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            t[0] += 0.001
+            plant(t[0], q)
+
+    run_until(lambda: client.server_is_ready() and ctl.loop.received is not None
+              and rig.commands, "the controller commanding")
+    future = client.send_goal_async(goal_to(Q0 + np.radians([20.0, 0, 0, 0, 0, 0]), 5.0))
+    run_until(future.done, "the goal's acceptance")
+    handle = future.result()
+    assert handle.accepted
+    steps = iter(range(100))
+    run_until(lambda: next(steps, None) is None, "0.1 s of the goal")
+    assert ctl.loop.trajectory_span is not None
+    result = handle.get_result_async()
+    moved = Q0 + 0.01
+    t[0] = 1.0   # reset
+    run_until(result.done, "the goal's result", moved)
+    assert result.result().status == GoalStatus.STATUS_ABORTED
+    assert "time went back from 100." in result.result().result.error_string
+    assert ctl.loop.trajectory_span is None
+    count = len(rig.commands)
+    run_until(lambda: len(rig.commands) > count + 10, "commands after the reset", moved)
+    np.testing.assert_allclose(ctl.loop.reference[0], moved, atol=1e-12)
+    assert np.all(np.isfinite(rig.commands[-1]))
 
 
 def test_a_burst_of_goals_is_answered_at_once_beyond_the_few_that_may_wait(rig, loop):
