@@ -158,6 +158,13 @@ class CartesianInterface:
         self._twist_pub = node.create_publisher(TwistStamped, "~/current_twist", 10)
         self._pose, self._twist = PoseStamped(), TwistStamped()
         self._pose.header.frame_id = self._twist.header.frame_id = base
+        self.listened = True   # whether anybody listens to the pose or the twist (``refresh``)
+
+    def refresh(self) -> None:
+        """Ask the graph whether anybody listens (once per diagnostics period, not per cycle:
+        two subscription counts cost ~6 µs, a 1 kHz cycle's 0.6 % of a core)."""
+        self.listened = bool(self._pose_pub.get_subscription_count()
+                             or self._twist_pub.get_subscription_count())
 
     # ------------------------------------------------------------ inputs
     def _refuse(self, what, msg_frame) -> str:
@@ -293,7 +300,7 @@ class CartesianInterface:
     def after_cycle(self, stamp):
         """The task frame's pose and twist at the state, stamped ``stamp`` (sec, nanosec), if
         someone listens."""
-        if not (self._pose_pub.get_subscription_count() or self._twist_pub.get_subscription_count()):
+        if not self.listened:
             return
         pose, _, twist, _ = self._loop.model.frame_motion(self._loop.q, self._loop.qd,
                                                           task_link(self._loop.law))

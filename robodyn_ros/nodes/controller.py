@@ -307,6 +307,7 @@ class ComputedTorqueController(ManagedNode):
                                                if self._published is None else "unconfigured")
             return WARN, waiting, {}
         self._state.refresh()
+        self._cartesian.refresh()
         level, message, values = self.loop.report()
         values.update(drift(self.loop.law))
         values.update(self._cartesian.report())
