@@ -81,6 +81,7 @@ class TrajectoryAction:
         self._on_followed = on_followed
         self._feedback_period = feedback_period
         self._goal: _Goal | None = None
+        self._accepted: dict = {}   # goal id -> its _Goal, until its execute callback takes it
         self._validated = None  # (goal, its trajectory, start) of the goal last accepted
         self._server = _GoalServer(
             node, FollowJointTrajectory, "~/follow_joint_trajectory", self._execute,
@@ -128,6 +129,7 @@ class TrajectoryAction:
             self._log().error(f"goal tolerances: {why}")
         end = self._loop.trajectory_span[1] if self._loop.trajectory_span else 0.0
         self._goal = _Goal(handle, GoalMonitor(tolerances, end, self._loop.order.names), Future())
+        self._accepted[bytes(handle.goal_id.uuid)] = self._goal
         if isinstance(accepted, Rejection):  # refused between validation and now (time moved on)
             self._finish(Outcome(INVALID_GOAL, accepted.reason))
         else:
@@ -135,7 +137,8 @@ class TrajectoryAction:
         handle.execute()
 
     async def _execute(self, handle):
-        goal = self._goal if self._goal and self._goal.handle is handle else None
+        # its own goal, even if it ended before this ran (a tolerance violated in the first cycle)
+        goal = self._accepted.pop(bytes(handle.goal_id.uuid), None)
         outcome, canceled = (await goal.done) if goal else (Outcome(INVALID_GOAL, PREEMPTED), False)
         if canceled:
             handle.canceled()
