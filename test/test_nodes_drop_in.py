@@ -1,10 +1,15 @@
 """computed_torque_controller as a ROS 2 user drives it, over real DDS: the lifecycle through the
 standard services, FollowJointTrajectory and query_state as MoveIt and joint_trajectory_controller
 clients use them, the controller state, and every parameter readable in one request."""
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 from rcl_interfaces.srv import GetParameters, ListParameters
@@ -217,6 +222,48 @@ def test_a_goal_is_aborted_when_the_joint_states_stop_and_a_new_plant_is_held(ri
         rig.spin_for(0.05)
     rig.spin_until(lambda: not ctl.loop.stale, what="control to resume")
     np.testing.assert_allclose(ctl.loop.reference[0], elsewhere, atol=1e-12)
+
+
+def test_a_paused_drive_aborts_the_goal_and_its_backlog_commands_nothing(rig):
+    """Issue 23 §1, the drive paused (SIGSTOP) instead of killed: the goal is aborted with the
+    reason within the watchdog's bound and /diagnostics says ERROR; after SIGCONT the state the
+    drive sampled before the pause arrives 1.5 s old and commands nothing (refused, with its
+    age), and control resumes on the fresh states, holding the measured position."""
+    ctl = rig.controller(friction=False, state_timeout=0.5)
+    reports = []
+    rig.probe.create_subscription(DiagnosticArray, "/diagnostics", reports.append, 10)
+    client = ActionClient(rig.probe, FollowJointTrajectory,
+                          f"{rig.ns}/{NODE}/follow_joint_trajectory")
+    drive = subprocess.Popen([sys.executable, str(Path(__file__).with_name("paused_drive.py")),
+                              f"{rig.ns}/joint_states", *map(str, Q0)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        rig.spin_until(lambda: client.server_is_ready() and len(rig.states) > 50,
+                       what="the drive's states answered")
+        handle = send(rig, client, goal_to(Q0 + np.radians([40.0, 0, 0, 0, 0, 0]), 20.0))
+        rig.spin_for(0.2)
+        drive.send_signal(signal.SIGUSR1)
+        backlog = tuple(map(int, drive.stdout.readline().split()[1:]))  # its stamp (sec, ns)
+        paused = time.monotonic()
+        result = result_of(rig, handle, timeout=10.0)
+        assert time.monotonic() - paused < 0.5 + 0.5   # the watchdog's bound and a little
+        assert result.status == GoalStatus.STATUS_ABORTED
+        assert "no valid joint state for 0.5 s" in result.result.error_string
+        rig.spin_until(lambda: any(
+            s.level == DiagnosticStatus.ERROR and "stale" in s.message
+            for r in reports for s in r.status if rig.ns in s.name), what="ERROR on /diagnostics")
+        rig.spin_for(max(paused + 1.5 - time.monotonic(), 0.0))
+        count = len(rig.states)
+        drive.send_signal(signal.SIGCONT)
+        rig.spin_until(lambda: len(rig.states) > count + 50, what="control on fresh states")
+        answered = {(s.header.stamp.sec, s.header.stamp.nanosec) for s in rig.states}
+        assert backlog not in answered
+        assert "before it arrived, more than state_timeout 0.5 s: not used" in \
+            ctl.loop.rejected.last_reason
+        np.testing.assert_allclose(ctl.loop.reference[0], Q0, atol=1e-12)
+    finally:
+        drive.kill()
+        drive.wait()
 
 
 def test_a_clock_that_jumps_back_aborts_the_goal_and_holds(rig):
