@@ -7,6 +7,7 @@ cleanup and configure in between. No crash; exactly one on_deactivate command (z
 deactivation and nothing while inactive; no growth of threads, file descriptors or memory from
 cycle to cycle."""
 import os
+import signal
 import threading
 import time
 
@@ -95,10 +96,21 @@ def test_100_lifecycle_cycles_while_states_flow_at_1khz_and_goals_arrive(tmp_pat
             publisher.start()
             probe.spin_until(lambda: commands.total > 100, what="commands flowing")
 
+            cycle = [0]   # the one under way, for a failure's message
+
             def transition(transition_id):
                 future = change.call_async(ChangeState.Request(
                     transition=Transition(id=transition_id)))
-                probe.spin_until(future.done, what=f"transition {transition_id}")
+                try:
+                    probe.spin_until(future.done, what=f"transition {transition_id}")
+                except AssertionError as exc:   # say whether the controller still runs, and where
+                    seen = commands.total
+                    os.kill(pid, signal.SIGUSR1)   # its threads' stacks, into its log
+                    probe.spin_for(1.0)
+                    raise AssertionError(
+                        f"{exc} (cycle {cycle[0]}; {commands.total - seen} commands in the "
+                        f"last second); the controller's log ends:\n"
+                        + "".join(nodes.log(NODE).read_text().splitlines(True)[-80:])) from None
                 assert future.result().success, f"transition {transition_id} failed"
 
             def is_zero(received):
@@ -110,6 +122,7 @@ def test_100_lifecycle_cycles_while_states_flow_at_1khz_and_goals_arrive(tmp_pat
 
             readings = []
             for k in range(CYCLES):
+                cycle[0] = k
                 nodes.check()   # alive
                 seen = commands.total
                 transition(Transition.TRANSITION_DEACTIVATE)

@@ -16,6 +16,7 @@ transition (an active controller leaves its safe command) and the process exits 
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import gc
 import signal
 import sys
@@ -184,11 +185,14 @@ def pin_mmap_threshold() -> bool:
 
 def spin(make_node: Callable[[], object], args: Sequence[str] | None = None) -> int:
     """Run one node with the EventsExecutor until SIGINT/SIGTERM or shutdown; a
-    ConfigurationError ends the process with its message (exit 1) instead of a traceback."""
+    ConfigurationError ends the process with its message (exit 1) instead of a traceback.
+    SIGUSR1 writes every thread's Python stack to stderr and the node runs on (a node that
+    stopped answering, seen without stopping it)."""
     from rclpy.experimental import EventsExecutor
     stop = threading.Event()
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, lambda *_: stop.set())
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     pin_mmap_threshold()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None
