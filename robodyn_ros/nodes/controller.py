@@ -128,9 +128,10 @@ class ComputedTorqueController(ManagedNode):
         if FollowJointTrajectory is None:
             self.get_logger().warning(NO_CONTROL_MSGS)
         else:
-            self._action = self.own(TrajectoryAction(
-                self, self.loop, self._tolerances(order.dof), 1.0 / p["action_monitor_rate"],
-                on_followed=self._cartesian.clear))
+            if self._action is None:  # one for the node's life (TrajectoryAction says why)
+                self._action = TrajectoryAction(self)
+            self._action.attach(self.loop, self._tolerances(order.dof),
+                                1.0 / p["action_monitor_rate"], self._cartesian.clear)
         cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
         source = p["urdf_file"] or ("robot_description parameter" if p["robot_description"].strip()
                                     else "/robot_description")
@@ -167,8 +168,16 @@ class ComputedTorqueController(ManagedNode):
         self.get_logger().info(f"inactive: published {self.params['on_deactivate']} once")
 
     def teardown(self):
+        if self._action is not None:
+            self._action.detach()
         super().teardown()
-        self.loop = self._action = self._timing = None
+        self.loop = self._timing = None
+
+    def destroy_node(self):
+        if self._action is not None:
+            self._action.destroy()
+            self._action = None
+        super().destroy_node()
 
     # ------------------------------------------------------------------ parameters
     def _validate(self, changes):

@@ -37,7 +37,11 @@ class _GoalServer(ActionServer):
     """rclpy's ActionServer, refusing at once a goal that arrives while MAX_PENDING_GOALS others
     wait to be handled. The executor converts every goal it takes into Python objects (50 ms for
     10,000 points) and queues its handling behind the next takes: under a flood of goals the
-    converted goals piled up without bound (4 GB in the fuzzer's 90 s of goal floods)."""
+    converted goals piled up without bound (4 GB in the fuzzer's 90 s of goal floods).
+
+    Its requests are handled in executor tasks, and rclpy 7.1's EventsExecutor ends the process
+    (SIGSEGV, rclpy#1641) when a task raises: what rclpy lets out of handling a request is logged
+    and the request dropped."""
 
     def __init__(self, *args, on_refused, **kwargs):
         super().__init__(*args, **kwargs)
@@ -61,7 +65,11 @@ class _GoalServer(ActionServer):
     async def execute(self, taken_data):
         if "goal" in taken_data:
             self._pending -= 1
-        await super().execute(taken_data)
+        try:
+            await super().execute(taken_data)
+        except Exception as exc:  # noqa: BLE001 - raised out of a task, it ends the process
+            self._node.get_logger().error(f"action server: {exc!r} (request dropped)",
+                                          throttle_duration_sec=2.0)
 
 
 @dataclasses.dataclass
@@ -73,13 +81,15 @@ class _Goal:
 
 
 class TrajectoryAction:
-    def __init__(self, node, loop, defaults: Tolerances, feedback_period: float,
-                 on_followed=lambda: None):
-        """``on_followed()``: a goal's trajectory is the loop's reference now (whatever else
-        gave one steps aside: a Cartesian target)."""
-        self._node, self._loop, self._defaults = node, loop, defaults
-        self._on_followed = on_followed
-        self._feedback_period = feedback_period
+    """The action and the query service of one node, for its life: each configuration attaches
+    its loop, cleanup detaches it (goals are refused meanwhile). Destroyed at cleanup, the server
+    left tasks behind that raised on its destroyed handle, and under rclpy 7.1's EventsExecutor a
+    task that raises ends the process (found cycling the lifecycle under load: a SIGSEGV)."""
+
+    def __init__(self, node):
+        self._node = node
+        self._loop = self._defaults = None
+        self._on_followed, self._feedback_period = (lambda: None), 1.0
         self._goal: _Goal | None = None
         self._accepted: dict = {}   # goal id -> its _Goal, until its execute callback takes it
         self._validated = None  # (goal, its trajectory, start) of the goal last accepted
@@ -87,15 +97,30 @@ class TrajectoryAction:
             node, FollowJointTrajectory, "~/follow_joint_trajectory", self._execute,
             goal_callback=self._on_goal, handle_accepted_callback=self._on_accepted,
             cancel_callback=self._on_cancel, result_timeout=RESULT_TIMEOUT,
-            on_refused=lambda: loop.reject(f"goal: {MAX_PENDING_GOALS} goals already wait to be "
-                                           "handled"))
+            on_refused=self._on_refused)
         self._query = node.create_service(QueryTrajectoryState, "~/query_state", self._on_query)
+
+    def attach(self, loop, defaults: Tolerances, feedback_period: float,
+               on_followed=lambda: None) -> None:
+        """Follow goals on ``loop`` (configure). ``on_followed()``: a goal's trajectory is the
+        loop's reference now (whatever else gave one steps aside: a Cartesian target)."""
+        self._loop, self._defaults = loop, defaults
+        self._feedback_period, self._on_followed = feedback_period, on_followed
+
+    def detach(self) -> None:
+        """The loop goes (cleanup): the running goal is aborted, new ones are refused."""
+        self.preempt(DEACTIVATED)
+        self._loop = self._defaults = self._validated = None
 
     def _log(self):
         return self._node.get_logger()
 
+    def _on_refused(self) -> None:
+        if self._loop is not None:  # counted and logged as the loop's rejected inputs
+            self._loop.reject(f"goal: {MAX_PENDING_GOALS} goals already wait to be handled")
+
     def _on_goal(self, goal) -> GoalResponse:
-        if not self._node.active:
+        if not self._node.active or self._loop is None:
             self._log().error("goal refused: the controller is not active")
             return GoalResponse.REJECT
         if goal.goal_time_tolerance.nanosec >= 1_000_000_000:  # the stamp rule of every input
@@ -200,11 +225,13 @@ class TrajectoryAction:
             self._finish(outcome)
 
     def _on_query(self, request, response):
-        response.name = list(self._loop.order.names)
-        sample = self._loop.sample(stamp_seconds(request.time)) if self._node.active else None
+        active = self._node.active and self._loop is not None
+        if self._loop is not None:
+            response.name = list(self._loop.order.names)
+        sample = self._loop.sample(stamp_seconds(request.time)) if active else None
         if sample is None:
             response.success = False
-            response.message = ("the controller is not active" if not self._node.active else
+            response.message = ("the controller is not active" if not active else
                                 "no trajectory is being followed at that time")
             return response
         response.position, response.velocity, response.acceleration = (v.tolist() for v in sample)
@@ -212,6 +239,7 @@ class TrajectoryAction:
         return response
 
     def destroy(self) -> None:
-        self.preempt(DEACTIVATED)
+        """With the node (no executor spins it any more)."""
+        self.detach()
         self._server.destroy()
         self._node.destroy_service(self._query)
