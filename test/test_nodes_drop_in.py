@@ -16,6 +16,7 @@ from rcl_interfaces.srv import GetParameters, ListParameters
 from rclpy.action import ActionClient
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from conftest import JOINTS, Q0
@@ -30,6 +31,7 @@ from control_msgs.msg import JointTolerance  # noqa: E402
 from control_msgs.srv import QueryTrajectoryState  # noqa: E402
 
 from robodyn_ros.nodes.common import stamp_parts  # noqa: E402
+from robodyn_ros.nodes.lifecycle import UNCONFIGURED  # noqa: E402
 from robodyn_ros.nodes.trajectory_action import MAX_PENDING_GOALS  # noqa: E402
 
 NODE = "computed_torque_controller"
@@ -74,11 +76,14 @@ def test_lifecycle_over_the_standard_services(rig, model):
 
     assert transition(rig, Transition.TRANSITION_CLEANUP)
     assert state_id(rig) == State.PRIMARY_STATE_UNCONFIGURED and ctl.loop is None
-    # the action stays for the node's life (TrajectoryAction says why) and refuses goals
+    # the inputs and the action stay for the node's life (ManagedNode._keep says why), parked
     client = ActionClient(rig.probe, FollowJointTrajectory,
                           f"{rig.ns}/{NODE}/follow_joint_trajectory")
     rig.spin_until(client.server_is_ready, what="the action server, unconfigured")
     assert not send(rig, client, goal_to(q, 1.0)).accepted
+    hold = rig.call(Trigger, f"{NODE}/hold", Trigger.Request())   # kept too: it refuses
+    assert not hold.success and hold.message == UNCONFIGURED
+    assert commands_after(rig, lambda: rig.publish_state(q)) == []
     assert transition(rig, Transition.TRANSITION_CONFIGURE)  # and again, from scratch
     assert transition(rig, Transition.TRANSITION_ACTIVATE)
     count = len(rig.commands)

@@ -149,11 +149,11 @@ class CartesianInterface:
         self._goal = None         # (position, quaternion, twist, acceleration) as last set
         self._trajectory = None   # (PoseTrajectory, start on the clock)
         self._wrench = None
-        self._subscriptions = [node.create_subscription(kind, topic, callback, 10) for kind, topic,
-                               callback in ((PoseStamped, "~/target_pose", self._on_pose),
-                                            (WrenchStamped, "~/target_wrench", self._on_wrench),
-                                            (MultiDOFJointTrajectory, "~/cartesian_trajectory",
-                                             self._on_trajectory))]
+        for kind, topic, callback in ((PoseStamped, "~/target_pose", self._on_pose),
+                                      (WrenchStamped, "~/target_wrench", self._on_wrench),
+                                      (MultiDOFJointTrajectory, "~/cartesian_trajectory",
+                                       self._on_trajectory)):
+            node.subscribe(kind, topic, callback)  # kept by the node (ManagedNode._keep)
         self._pose_pub = node.create_publisher(PoseStamped, "~/current_pose", 10)
         self._twist_pub = node.create_publisher(TwistStamped, "~/current_twist", 10)
         self._pose, self._twist = PoseStamped(), TwistStamped()
@@ -327,7 +327,5 @@ class CartesianInterface:
         return values
 
     def destroy(self):
-        for subscription in self._subscriptions:
-            self._node.destroy_subscription(subscription)
         self._node.destroy_publisher(self._pose_pub)
         self._node.destroy_publisher(self._twist_pub)

@@ -107,17 +107,14 @@ class ComputedTorqueController(ManagedNode):
         self._state = self.own(ControllerStatePublisher(self, self.joints))
         # raw: read straight from the bytes, a tenth of what rclpy's message conversion costs
         self._joint_states = JointStateReader(JointState)
-        self.own(self.create_subscription(JointState, "joint_states", self._on_joint_state, 10,
-                                          raw=True))
+        self.subscribe(JointState, "joint_states", self._on_joint_state, raw=True)
         # raw: the size is judged before a flood of points is read, and points are read as arrays
-        self.own(self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory",
-                                            self._on_trajectory, 10, raw=True))
-        self.own(self.create_subscription(JointTrajectoryPoint, "~/reference",
-                                            self._on_reference, 10))
-        self.own(self.create_service(SetBool, "~/enable", self._on_enable))
-        self.own(self.create_service(Trigger, "~/hold", self._on_hold))
+        self.subscribe(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, raw=True)
+        self.subscribe(JointTrajectoryPoint, "~/reference", self._on_reference)
+        self.serve(SetBool, "~/enable", self._on_enable)
+        self.serve(Trigger, "~/hold", self._on_hold)
         if self._rate > 0.0:
-            self.own(self.create_timer(1.0 / self._rate, self._on_timer))
+            self.every(1.0 / self._rate, self._on_timer, "rate")
         # staleness is judged in wall time, noticed even when /clock stops or this thread is busy
         self._safe_command = SerializedFloat64MultiArray(self.model.dof)  # the watchdog's own
         self.own(EstimatesInterface(self, self.loop, self._lock))  # an adaptive law's estimates
@@ -198,8 +195,6 @@ class ComputedTorqueController(ManagedNode):
     # ------------------------------------------------------------------ inputs
     def _on_joint_state(self, raw: bytes):
         start = perf_counter()  # a cycle is timed from its joint state's arrival to its command
-        if self.loop is None:  # taken after cleanup: the executor may still hand one over
-            return
         try:
             header, names, position, velocity = self._joint_states.read(raw)
             stamp = stamp_seconds(header, "header.stamp")
@@ -224,8 +219,6 @@ class ComputedTorqueController(ManagedNode):
             self._timing.record(start, perf_counter())
 
     def _on_trajectory(self, raw: bytes):
-        if self.loop is None:
-            return
         try:
             if self.loop.admit_trajectory(*trajectory_sizes(raw)) is not None:
                 return  # refused before converting a flood of names or points
@@ -240,16 +233,12 @@ class ComputedTorqueController(ManagedNode):
             self.get_logger().info(result.note)
 
     def _on_reference(self, msg: JointTrajectoryPoint):
-        if self.loop is None:
-            return
         if not isinstance(self.loop.set_reference(msg.positions, msg.velocities,
                                                   msg.accelerations), Rejection):
             self._cartesian.clear()
 
     # ------------------------------------------------------------------ services
     def _on_enable(self, request, response):
-        if self.loop is None:  # a request queued before cleanup destroyed the service
-            return response
         response.success = True
         if request.data and not self.loop.enabled:  # the loop holds where the arm is now
             self._cartesian.clear()
@@ -258,8 +247,6 @@ class ComputedTorqueController(ManagedNode):
         return response
 
     def _on_hold(self, request, response):
-        if self.loop is None:
-            return response
         result = self.loop.hold()
         response.success = not isinstance(result, Rejection)
         if response.success:

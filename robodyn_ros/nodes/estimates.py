@@ -68,8 +68,8 @@ class EstimatesInterface:
     def __init__(self, node, loop, lock):
         self._loop, self._lock = loop, lock
         self._publisher = node.create_publisher(Float64MultiArray, "~/parameter_estimates", 10)
-        self._service = node.create_service(Trigger, "~/reset_estimates", self._on_reset)
-        self._timer = node.create_timer(PERIOD, self._publish)
+        node.serve(Trigger, "~/reset_estimates", self._on_reset)  # both kept by the node
+        node.every(PERIOD, self._publish, "parameter_estimates")
         self._node = node
         self._names, self._msg = None, None
 
@@ -101,7 +101,4 @@ class EstimatesInterface:
         return response
 
     def destroy(self):
-        for entity, destroy in ((self._timer, self._node.destroy_timer),
-                                (self._service, self._node.destroy_service),
-                                (self._publisher, self._node.destroy_publisher)):
-            destroy(entity)
+        self._node.destroy_publisher(self._publisher)

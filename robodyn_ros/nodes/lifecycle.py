@@ -27,9 +27,6 @@ import rclpy
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.publisher import Publisher
-from rclpy.service import Service
-from rclpy.subscription import Subscription
-from rclpy.timer import Timer
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
 
@@ -39,6 +36,16 @@ RCLError = rclpy_implementation.RCLError
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
 #: Longer than any transition's label ("unconfigured_shutdown"); a longer one is refused unread.
 MAX_LABEL = 64
+UNCONFIGURED = "the node is not configured"
+
+
+def _refuse(request, response):
+    response.success, response.message = False, UNCONFIGURED  # std_srvs' Trigger and SetBool
+    return response
+
+
+#: What a kept entity does between cleanup and the next configure (ManagedNode._park)
+PARKED = {"subscription": lambda msg: None, "service": _refuse, "timer": lambda: None}
 
 
 class ManagedNode(LifecycleNode):
@@ -50,14 +57,55 @@ class ManagedNode(LifecycleNode):
         self.active = False
         self.configure_error = ""
         self._finalized = False
-        self._owned = []  # what configure created: publishers, subscriptions, services, timers
+        self._owned = []  # what configure created and cleanup destroys: publishers, threads
+        self._lasting = {}  # (kind, name) -> the subscription, service or timer (see _keep)
         self._change_state = self._service_change_state.callback
         self._service_change_state.callback = self._on_change_state
 
     def own(self, entity):
-        """``entity``, destroyed by teardown (anything with ``destroy()`` or a node entity)."""
+        """``entity``, destroyed by teardown (a publisher, or anything with ``destroy()``)."""
         self._owned.append(entity)
         return entity
+
+    def subscribe(self, msg_type, topic: str, callback, qos=10, **kwargs):
+        """A subscription of this configuration (``create_subscription``'s arguments), kept for
+        the node's life: see :meth:`_keep`."""
+        return self._keep(("subscription", topic), callback, lambda: self.create_subscription(
+            msg_type, topic, callback, qos, **kwargs))
+
+    def serve(self, srv_type, name: str, callback):
+        """A service of this configuration, kept for the node's life (:meth:`_keep`); cleanup
+        leaves it answering ``success`` false, ``UNCONFIGURED``."""
+        return self._keep(("service", name), callback,
+                          lambda: self.create_service(srv_type, name, callback))
+
+    def every(self, period: float, callback, name: str):
+        """A timer of this configuration calling ``callback`` every ``period`` s, kept for the
+        node's life (:meth:`_keep`); cleanup cancels it."""
+        timer = self._keep(("timer", name), callback,
+                           lambda: self.create_timer(period, callback))
+        timer.timer_period_ns = round(period * 1e9)
+        timer.reset()
+        return timer
+
+    def _keep(self, key, callback, create):
+        """The entity of ``key``, created by the first configuration that asks for it and
+        pointed at ``callback`` by each; cleanup parks it. Destroyed at cleanup and created again
+        at configure while messages arrived, an entity crashed the process (SIGSEGV, the
+        lifecycle stress test): rclpy 7.1's EventsExecutor keys what it queued by the entity's
+        address, and ran an event queued for the destroyed one when the new one took its place."""
+        entity = self._lasting.get(key)
+        if entity is None:
+            entity = self._lasting[key] = create()
+        entity.callback = callback
+        return entity
+
+    def _park(self):
+        """Every kept entity: messages dropped, requests refused, timers cancelled."""
+        for (kind, _), entity in self._lasting.items():
+            if kind == "timer":
+                entity.cancel()
+            entity.callback = PARKED[kind]
 
     def _on_change_state(self, request, response):
         """rclpy's ~/change_state, refusing (success false) what would end the process or flood
@@ -84,14 +132,12 @@ class ManagedNode(LifecycleNode):
         """Leave one safe output and stop commanding."""
 
     def teardown(self) -> None:
-        """Destroy what configure created (it may have stopped half-way); a subclass that keeps
-        more state resets it and calls this."""
-        destroy = {Publisher: self.destroy_publisher, Subscription: self.destroy_subscription,
-                   Service: self.destroy_service, Timer: self.destroy_timer}
+        """Destroy what configure created (it may have stopped half-way) and park what it kept;
+        a subclass that keeps more state resets it and calls this."""
         for entity in reversed(self._owned):
-            kind = next((k for k in destroy if isinstance(entity, k)), None)
-            destroy[kind](entity) if kind else entity.destroy()
+            self.destroy_publisher(entity) if isinstance(entity, Publisher) else entity.destroy()
         self._owned.clear()
+        self._park()
 
     def destroy_node(self) -> None:
         """Tear down first (a thread of configure's, such as the controller's watchdog, stops

@@ -69,8 +69,6 @@ def _input(what):
     def wrap(callback):
         @functools.wraps(callback)
         def guarded(self, msg):
-            if self.loop is None:
-                return
             try:
                 outcome = callback(self, msg)
             except (SetpointError, ValueError) as exc:   # malformed while decoding the message
@@ -126,9 +124,9 @@ class StewartPlatformNode(ManagedNode):
                 (JointState, "~/leg_setpoint", self.on_leg_setpoint),
                 (WrenchStamped, "~/external_wrench", self.on_wrench),
                 (JointState, "~/legs_measured", self.on_legs_measured)):
-            self.own(self.create_subscription(kind, topic, callback, 10))
-        self.own(self.create_service(SetBool, "~/enable", self.on_enable))
-        self.timer = self.own(self.create_timer(1.0 / self.params["rate"], self.tick))
+            self.subscribe(kind, topic, callback)  # kept for the node's life (ManagedNode._keep)
+        self.serve(SetBool, "~/enable", self.on_enable)
+        self.timer = self.every(1.0 / self.params["rate"], self.tick, "rate")
 
     def deactivate(self):
         self.report(WARN, "inactive: no forces published", {})

@@ -82,9 +82,9 @@ class _Goal:
 
 class TrajectoryAction:
     """The action and the query service of one node, for its life: each configuration attaches
-    its loop, cleanup detaches it (goals are refused meanwhile). Destroyed at cleanup, the server
-    left tasks behind that raised on its destroyed handle, and under rclpy 7.1's EventsExecutor a
-    task that raises ends the process (found cycling the lifecycle under load: a SIGSEGV)."""
+    its loop, cleanup detaches it (goals are refused meanwhile). Destroyed at cleanup and created
+    again at configure while goals arrived, it was among what crashed the process under rclpy
+    7.1's EventsExecutor (:meth:`~robodyn_ros.nodes.lifecycle.ManagedNode._keep` says how)."""
 
     def __init__(self, node):
         self._node = node
