@@ -222,19 +222,14 @@ class User:
 
     def reconfigure(self):
         """deactivate, cleanup, configure, activate: configure loads the model last published.
-        Cleanup destroys the controller's subscriptions and configure makes new ones: a
-        trajectory sent before this process has matched the new one would be lost, so the old
-        one is seen gone before configure and the new one matched after activate."""
-        pub, commands = self.loop.trajectory_pub, self.loop.commands
-        for transition in ("deactivate", "cleanup"):
-            self.change_state(transition)
-        self.loop.spin_until(lambda: pub.get_subscription_count() == 0, STARTUP_TIMEOUT,
-                             "the controller's old ~/joint_trajectory subscription to go")
-        for transition in ("configure", "activate"):
+        The controller keeps its subscriptions and its action through cleanup (parked), so what
+        this process sends once the new configuration commands reaches it."""
+        commands = self.loop.commands
+        for transition in ("deactivate", "cleanup", "configure", "activate"):
             self.change_state(transition)
         answered = commands[0]
-        self.loop.spin_until(lambda: pub.get_subscription_count() > 0 and commands[0] > answered + 10,
-                             STARTUP_TIMEOUT, "the reconfigured controller")
+        self.loop.spin_until(lambda: commands[0] > answered + 10, STARTUP_TIMEOUT,
+                             "the reconfigured controller")
 
     def excite(self, trajectory, bag):
         """Send ``trajectory`` as a FollowJointTrajectory goal (the ~/joint_trajectory topic where
