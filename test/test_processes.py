@@ -128,4 +128,4 @@ def test_the_main_loop_keeps_nothing_from_one_second_to_the_next():
     out = interrupt_twice(proc)
     assert proc.returncode == 0 and all(line.strip().isdigit() for line in lines), lines + [out]
     blocks = [int(line) for line in lines]
-    assert blocks[-1] - blocks[2] <= 10, blocks   # it kept 100-150 in these 5 s
+    assert blocks[-1] - blocks[2] <= 10, blocks   # 198 in these 5 s with the 0.1 s wait
