@@ -7,13 +7,18 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
 
 from conftest import URDF
+from robodyn_ros.nodes.controller import ComputedTorqueController
+from robodyn_ros.nodes.feedforward import EffortFeedforwardNode
+from robodyn_ros.nodes.lifecycle import release
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.usefixtures("ros")
@@ -129,3 +134,21 @@ def test_the_main_loop_keeps_nothing_from_one_second_to_the_next():
     assert proc.returncode == 0 and all(line.strip().isdigit() for line in lines), lines + [out]
     blocks = [int(line) for line in lines]
     assert blocks[-1] - blocks[2] <= 10, blocks   # 198 in these 5 s with the 0.1 s wait
+
+
+@pytest.mark.parametrize("node_type", [EffortFeedforwardNode, ComputedTorqueController])
+def test_a_released_node_leaves_the_graph_before_the_process_ends(rig, node_type):
+    """A node process's DDS participant goes while Python still runs, not in the C++ static
+    destructors after it (where a node process once hung on CI, past Python's exit). rclpy's
+    destroy_node leaves the action server and client of these nodes, and the controller's
+    lifecycle state machine, each of which keeps the rcl node, so the node stayed in the graph:
+    ``release`` destroys them too."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        node = node_type(namespace=rig.ns, parameter_overrides=[
+            Parameter("urdf_file", value=URDF)])
+    name = (node.get_name(), rig.ns)
+    listed = lambda: name in rig.probe.get_node_names_and_namespaces()
+    rig.spin_until(listed, what="the node in the graph")
+    release(node)
+    rig.spin_until(lambda: not listed(), timeout=5.0, what="the released node gone from the graph")

@@ -143,9 +143,11 @@ class ManagedNode(LifecycleNode):
 
     def destroy_node(self) -> None:
         """Tear down first (a thread of configure's, such as the controller's watchdog, stops
-        before the publishers it uses go), then destroy the node."""
+        before the publishers it uses go), then destroy the node and its state machine, which
+        rclpy's LifecycleNode leaves (it would keep the rcl node alive: ``release``)."""
         self.teardown()
         super().destroy_node()
+        self._state_machine.destroy_when_not_in_use()
 
     # the lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -291,6 +293,20 @@ def spin(make_node: Callable[[], object], args: Sequence[str] | None = None) -> 
             node.finish()  # an active controller leaves its safe command
             executor.spin_once(timeout_sec=0.0)  # hand the last messages to the middleware
         if node is not None:
-            node.destroy_node()
+            release(node)
+        context = rclpy.get_default_context()
         rclpy.try_shutdown()
+        context.destroy()
     return 0
+
+
+def release(node) -> None:
+    """Destroy ``node`` and all it holds. rclpy's ``destroy_node`` leaves the waitables (action
+    servers and clients), and each of them keeps the rcl node, hence the context and its DDS
+    participant, alive to the end of the process: the participant's threads still ran when
+    the C++ static destructors began (seen in gdb; a node process once hung there, after
+    Python's own exit, on CI). Released in order, the participant goes before Python exits."""
+    node.destroy_node()
+    for waitable in list(node.waitables):
+        waitable.destroy()
+
