@@ -3,6 +3,7 @@ the process group, then the exit code must be 0 (a second KeyboardInterrupt insi
 called from C++ used to abort the process with -6). The controller, active, also leaves its
 ``on_deactivate`` command on the way out. Same loopback and domain as this run (conftest.py)."""
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,6 +62,18 @@ def wait_for_line(proc, text, timeout=60.0):
     raise AssertionError(f"no line with {text!r} (exit {proc.poll()}): {''.join(lines)[-2000:]}")
 
 
+def native_stacks(pid):
+    """Every thread's C stack, from gdb when this machine has it: a process hung past Python's
+    own exit (in C++ static destructors) gets nothing from faulthandler."""
+    if shutil.which("gdb") is None:
+        return "(no gdb here for the native stacks)"
+    try:
+        return subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 25"],
+                              capture_output=True, text=True, timeout=60).stdout[-12000:]
+    except subprocess.TimeoutExpired:
+        return "(gdb did not answer within 60 s)"
+
+
 def interrupt_twice(proc, timeout=20.0):
     os.killpg(proc.pid, signal.SIGINT)
     time.sleep(0.05)  # the second one lands while the first is being handled
@@ -68,7 +81,8 @@ def interrupt_twice(proc, timeout=20.0):
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGABRT)  # every thread's stack into the output
+        native = native_stacks(proc.pid)
+        proc.send_signal(signal.SIGABRT)  # every thread's Python stack into the output
         try:
             proc.wait(timeout=5.0)
         except subprocess.TimeoutExpired:
@@ -76,7 +90,7 @@ def interrupt_twice(proc, timeout=20.0):
             proc.wait()
         os.set_blocking(proc.stdout.fileno(), True)
         raise AssertionError(f"still running {timeout} s after two SIGINTs; its output and "
-                             f"stacks:\n{proc.stdout.read()[-6000:]}") from None
+                             f"stacks:\n{proc.stdout.read()[-6000:]}\n{native}") from None
     os.set_blocking(proc.stdout.fileno(), True)
     return proc.stdout.read()
 
