@@ -27,6 +27,7 @@ from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 from robodyn_ros.dynamics import RobotModel  # noqa: E402
 from robodyn_ros.nodes.controller import ComputedTorqueController  # noqa: E402
 from robodyn_ros.nodes.controller_state import TOPIC as STATE_TOPIC  # noqa: E402
+from robodyn_ros.nodes.lifecycle import release  # noqa: E402
 from robodyn_ros.nodes.messages import JointTrajectoryControllerState  # noqa: E402
 from robodyn_ros.nodes.simulator import ArmSimulator  # noqa: E402
 from robodyn_ros.resources import find_share_file  # noqa: E402
@@ -141,7 +142,7 @@ class Rig:
     def close(self):
         for node in self.nodes:
             self.executor.remove_node(node)
-            node.destroy_node()
+            release(node)  # its action servers and clients too, not left in the graph
         self.executor.shutdown()
 
 
