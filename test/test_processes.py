@@ -166,3 +166,17 @@ def test_a_released_node_leaves_the_graph_before_the_process_ends(rig, node_type
     rig.spin_until(listed, what="the node in the graph")
     release(node)
     rig.spin_until(lambda: not listed(), timeout=5.0, what="the released node gone from the graph")
+
+
+def test_the_controllers_first_cycles_compile_nothing():
+    """On a machine's first run, a kernel compiled at its first call stalled the controller's
+    first cycles after activation by 0.5-1.7 s (the task-frame pose it publishes: a watchdog
+    spell, and the first goal of the soak aborted). Its configure compiles, or loads from
+    numba's cache, every call its cycles make. In a process of its own: this one has
+    compiled much already."""
+    out = subprocess.run([sys.executable, str(Path(__file__).with_name("compiled_at_configure.py")),
+                          URDF], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    compiled_in_cycles, commands = out.stdout.splitlines()[-2:]
+    assert int(commands) >= 200, out.stdout + out.stderr[-2000:]
+    assert compiled_in_cycles == "[]", compiled_in_cycles

@@ -16,6 +16,7 @@ def warm_up(notify=print, forward=True, every_call=False):
         q, Q = np.zeros(1), np.zeros((1, 1))
         model.inverse_dynamics(q, q, q)
         model.inverse_dynamics(Q, Q, Q)
+        model.frame_motion(q, q)  # a controller's task-frame pose, a simulator's tip wrench
         if forward:
             model.mass_matrix(q)
             model.forward_dynamics(q, q, q)
