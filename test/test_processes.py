@@ -162,7 +162,9 @@ def test_a_released_node_leaves_the_graph_before_the_process_ends(rig, node_type
         node = node_type(namespace=rig.ns, parameter_overrides=[
             Parameter("urdf_file", value=URDF)])
     name = (node.get_name(), rig.ns)
-    listed = lambda: name in rig.probe.get_node_names_and_namespaces()
+
+    def listed():
+        return name in rig.probe.get_node_names_and_namespaces()
     rig.spin_until(listed, what="the node in the graph")
     release(node)
     rig.spin_until(lambda: not listed(), timeout=5.0, what="the released node gone from the graph")
