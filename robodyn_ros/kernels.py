@@ -63,15 +63,20 @@ class Direct:
     its arguments: the caller passes exactly ``signature``'s types (NumPy arrays of the declared
     dtype and dimensions, in any layout; Python ints and bools), as an API's checked fast path
     does: another rank would be read as the wrong shape.
-    Compiled (or loaded from numba's cache) on the first call."""
+    Compiled (or loaded from numba's cache) on the first call, or by ``ready``."""
     __slots__ = ("call", "_kernel", "_signature")
 
     def __init__(self, kernel, *signature):
         self._kernel, self._signature = kernel, signature
         self.call = self._first_call
 
+    def ready(self) -> None:
+        """Compile now (or load from numba's cache): at a loop's setup, not in its first cycle."""
+        if self.call == self._first_call:
+            self.call = self._kernel.compile(self._signature)
+
     def _first_call(self, *args):
-        self.call = self._kernel.compile(self._signature)
+        self.ready()
         return self.call(*args)
 
 

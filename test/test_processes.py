@@ -17,6 +17,7 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
 
 from conftest import URDF
+from robodyn_ros.control.law import available_laws
 from robodyn_ros.nodes.controller import ComputedTorqueController
 from robodyn_ros.nodes.feedforward import EffortFeedforwardNode
 from robodyn_ros.nodes.lifecycle import release
@@ -170,14 +171,15 @@ def test_a_released_node_leaves_the_graph_before_the_process_ends(rig, node_type
     rig.spin_until(lambda: not listed(), timeout=5.0, what="the released node gone from the graph")
 
 
-def test_the_controllers_first_cycles_compile_nothing():
+@pytest.mark.parametrize("law", sorted(available_laws()))
+def test_the_controllers_first_cycles_compile_nothing(law):
     """On a machine's first run, a kernel compiled at its first call stalled the controller's
     first cycles after activation by 0.5-1.7 s (the task-frame pose it publishes: a watchdog
-    spell, and the first goal of the soak aborted). Its configure compiles, or loads from
-    numba's cache, every call its cycles make. In a process of its own: this one has
+    spell), and the task-space laws' kernels longer. Configure compiles, or loads from numba's
+    cache, every call the cycles of each law make. In a process of its own: this one has
     compiled much already."""
     out = subprocess.run([sys.executable, str(Path(__file__).with_name("compiled_at_configure.py")),
-                          URDF], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                          URDF, law], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     compiled_in_cycles, commands = out.stdout.splitlines()[-2:]
     assert int(commands) >= 200, out.stdout + out.stderr[-2000:]

@@ -681,6 +681,7 @@ class OperationalSpace(_TaskSpaceLaw):
         kp = _axes("task_kp", params["task_kp"], strict=True)
         kd = _axes("task_kd", params["task_kd"], strict=True)
         self._gains[0], self._gains[1] = kp, kd
+        _OPERATIONAL.ready()  # at configure, not in the first cycle
 
     def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
         q, qd, q_des, qd_des, qdd_des = self._check(q, qd, q_des, qd_des, qdd_des)
@@ -729,6 +730,7 @@ class CartesianImpedance(_TaskSpaceLaw):
         self._gains[0] = _axes("stiffness", params["stiffness"], strict=True)
         self._gains[1] = _axes("damping_ratio", params["damping_ratio"], strict=True)
         self._started = False
+        _IMPEDANCE.ready()  # at configure, not in the first cycle
 
     def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
         q, qd, q_des, qd_des, qdd_des = self._check(q, qd, q_des, qd_des, qdd_des)
