@@ -54,6 +54,5 @@ SATURATE = Direct(saturate_into, VECTOR, VECTOR, INDEX_VECTOR, VECTOR)
 
 def warm_up() -> None:
     """Compile both calls now, or load them from numba's cache (a loop makes them every cycle)."""
-    one, first = np.zeros(1), np.zeros(1, np.intp)
-    TAKE_STATE.call(one, one, first, one, one)
-    SATURATE.call(one, one, first, one)
+    TAKE_STATE.ready()
+    SATURATE.ready()
