@@ -239,6 +239,9 @@ def pin_mmap_threshold() -> bool:
 #: a timeout the call never returns and never fires timers; the timeout bounds nothing else, since
 #: a signal completes the future the loop waits on (_end_on_signals).
 SPIN_CALL = 60.0
+#: s the way out (the safe command, release, the DDS participant's deletion) takes at most before
+#: every thread's stack is written to stderr
+TEARDOWN = 4.0
 
 
 def _end_on_signals(ended: Future) -> None:
@@ -285,6 +288,9 @@ def spin(make_node: Callable[[], object], args: Sequence[str] | None = None) -> 
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:
+        # a way out that hangs says where, before ros2 launch escalates at 5 s (nothing is written
+        # if it hangs after Python's own exit, in the C++ static destructors)
+        faulthandler.dump_traceback_later(TEARDOWN)
         # the process ends: later signals are ignored (Python's own exit would restore the
         # default handler, and one more Ctrl-C would then kill the process)
         for s in (signal.SIGINT, signal.SIGTERM):
