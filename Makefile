@@ -21,7 +21,7 @@ $(VENV)/.installed: setup.py package.xml
 
 # numba compiles the kernels here, once (about 20 s), and again only when a kernel source changed:
 # no node start waits for it. numba's cache is in the __pycache__ directories of robodyn_ros/.
-KERNEL_SOURCES := robodyn_ros/kernels.py robodyn_ros/control/cycle_steps.py \
+KERNEL_SOURCES := robodyn_ros/plumbing/kernels.py robodyn_ros/control/cycle_steps.py \
                   robodyn_ros/control/adaptive.py robodyn_ros/control/task_space.py \
                   $(wildcard robodyn_ros/dynamics/*.py robodyn_ros/stewart/*.py)
 $(VENV)/.compiled: $(VENV)/.installed $(KERNEL_SOURCES)
@@ -43,7 +43,7 @@ $(VENV)/.control_msgs: $(VENV)/.installed
 # launch, launch_ros, launch_testing and the ros2 CLI are not on PyPI: when they are missing, `make`
 # installs them into the venv once (about 3 min) from their Jazzy sources if those are at hand
 # (`make ROS_TOOLS=DIR`), then makes the venv an ament prefix that holds this checkout
-# (robodyn_ros/ament_prefix.py), so that `.venv/bin/ros2 launch robodyn_ros ...` finds it. Without
+# (robodyn_ros/apps/dev/ament_prefix.py), so that `.venv/bin/ros2 launch robodyn_ros ...` finds it. Without
 # them the tests that need them are skipped, saying why.
 ROS_TOOLS ?= ../shared/ros
 $(VENV)/.ros_tools: $(VENV)/.installed $(wildcard launch/* config/* urdf/*)
@@ -55,12 +55,12 @@ $(VENV)/.ros_tools: $(VENV)/.installed $(wildcard launch/* config/* urdf/*)
 	    || { tail -20 $(VENV)/ros_tools_install.log; exit 1; }; \
 	else echo "ros2 CLI and launch: not installed and no source in $(ROS_TOOLS) (make ROS_TOOLS=DIR): \
 	their tests are skipped"; exit 0; fi; \
-	$(PY) -m robodyn_ros.ament_prefix $(VENV) && touch $@
+	$(PY) -m robodyn_ros.apps.dev.ament_prefix $(VENV) && touch $@
 
 venv: $(VENV)/.installed $(VENV)/.compiled $(VENV)/.control_msgs $(VENV)/.ros_tools
 
 demo: venv
-	$(ROSENV) $(VENV)/bin/robodyn-ros demo
+	$(ROSENV) $(VENV)/bin/robodyn-ros demo puma
 
 test: venv
 	$(VENV)/bin/ruff check .

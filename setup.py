@@ -57,7 +57,7 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "robodyn-ros = robodyn_ros.cli:main",
+            "robodyn-ros = robodyn_ros.apps.cli:main",
             "computed_torque_controller = robodyn_ros.nodes.controller:main",
             "arm_simulator = robodyn_ros.nodes.simulator:main",
             "stewart_platform = robodyn_ros.nodes.stewart_platform:main",

@@ -16,7 +16,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robodyn_ros.launching import managed_node
+from robodyn_ros.nodes.launching import managed_node
 
 
 def generate_launch_description():

@@ -5,7 +5,7 @@
       "{joint_names: [joint_1, joint_2, joint_3, joint_4, joint_5, joint_6],
         points: [{positions: [0.785, 0.524, 0.0, 0.785, 1.047, 1.571], time_from_start: {sec: 3}}]}"
 
-The simulator publishes /clock, so every node runs on simulated time. `robodyn-ros demo` starts
+The simulator publishes /clock, so every node runs on simulated time. `robodyn-ros demo puma` starts
 the same nodes without the launch system and records the 004 §5 experiment.
 """
 from launch import LaunchDescription
@@ -14,7 +14,7 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from robodyn_ros.launching import managed_node
+from robodyn_ros.nodes.launching import managed_node
 
 
 def generate_launch_description():

@@ -8,7 +8,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 
-from robodyn_ros.launching import managed_node
+from robodyn_ros.nodes.launching import managed_node
 
 
 def generate_launch_description():

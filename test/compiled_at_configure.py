@@ -14,7 +14,7 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from robodyn_ros import kernels
+from robodyn_ros.plumbing import kernels
 from robodyn_ros.nodes.controller import ComputedTorqueController
 
 CYCLES = 200

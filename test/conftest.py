@@ -30,7 +30,7 @@ from robodyn_ros.nodes.controller_state import TOPIC as STATE_TOPIC  # noqa: E40
 from robodyn_ros.nodes.lifecycle import release  # noqa: E402
 from robodyn_ros.nodes.messages import JointTrajectoryControllerState  # noqa: E402
 from robodyn_ros.nodes.simulator import ArmSimulator  # noqa: E402
-from robodyn_ros.resources import find_share_file  # noqa: E402
+from robodyn_ros.plumbing.resources import find_share_file
 
 URDF = str(find_share_file("urdf/puma560.urdf"))
 JOINTS = [f"joint_{i}" for i in range(1, 7)]

@@ -79,7 +79,7 @@ def missing_tools() -> str:
         if (Path(prefix) / MARKER).is_file() and (Path(prefix) / "lib" / PACKAGE).is_dir():
             return ""
     return (f"{PACKAGE} is in no ament prefix of AMENT_PREFIX_PATH (no {MARKER} with lib/{PACKAGE}/): "
-            "`make venv` writes it into .venv (python -m robodyn_ros.ament_prefix .venv), colcon "
+            "`make venv` writes it into .venv (python -m robodyn_ros.apps.dev.ament_prefix .venv), colcon "
             "build into its install space")
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn_ros.stewart import StewartPlatform, rotations
-from robodyn_ros.stewart.path_study import PAPER_PATHS
+from robodyn_ros.apps.stewart_path import PAPER_PATHS
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "stewart_dasgupta.yaml"
 

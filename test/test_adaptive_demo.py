@@ -1,20 +1,20 @@
-"""``robodyn-ros demo --law adaptive_computed_torque`` end to end over real DDS: the simulated PUMA 560
+"""``robodyn-ros demo adaptive --law adaptive_computed_torque`` end to end over real DDS: the simulated PUMA 560
 picks up a 2 kg tool the controller's model lacks 1.5 s into the 004 motion; the adaptive law is back
 within 004's bound inside half a second and stays within it for the rest of the pass, the return
 motion included. One pass of one law keeps the run to about half a minute (the demo page has the
 passes that follow, and test_adaptive_law.py the in-process runs of both laws)."""
 import json
 
-from robodyn_ros import demo
-from robodyn_ros.adaptive_demo import RECOVERY
-from robodyn_ros.arm_loop import BOUND
+from robodyn_ros.apps import demos
+from robodyn_ros.apps.demos.adaptive import RECOVERY
+from robodyn_ros.apps.demos.arm_loop import BOUND
 
 LAW = "adaptive_computed_torque"
 
 
 def test_an_unknown_tool_picked_up_mid_motion_is_learnt_within_half_a_second(tmp_path):
     out = tmp_path / "adaptive.json"
-    status = demo.main(["--law", LAW, "--payload", "2", "--pick-up-at", "1.5", "--passes", "1",
+    status = demos.main(["adaptive", "--law", LAW, "--payload", "2", "--pick-up-at", "1.5", "--passes", "1",
                         "--plot", str(tmp_path / "errors.png"), "--json", str(out)])
     result = json.loads(out.read_text())
     (first,) = result["passes"][LAW]

@@ -18,8 +18,8 @@ from robodyn_ros.dynamics.integrate import rk4_step
 from robodyn_ros.identification import standard_parameters
 from robodyn_ros.dynamics.base_parameters import base_parameters
 from robodyn_ros.dynamics.regressor import slotine_li_regressor
-from robodyn_ros.kernels import interpreted
-from robodyn_ros.resources import find_share_file
+from robodyn_ros.plumbing.kernels import interpreted
+from robodyn_ros.plumbing.resources import find_share_file
 from test_control_laws import ARM
 
 with warnings.catch_warnings():   # the PUMA data's link-3 inertia is not physical

@@ -1,4 +1,4 @@
-"""robodyn_ros.ament_prefix makes a venv an ament prefix that holds this checkout (what
+"""robodyn_ros.apps.dev.ament_prefix makes a venv an ament prefix that holds this checkout (what
 `make venv` runs, so that `ros2 launch robodyn_ros ...` finds it): written into a scratch prefix
 here, without ROS; ros2 launch itself finds it in test_launch_real.py."""
 import subprocess
@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from robodyn_ros import ament_prefix
-from robodyn_ros.ament_prefix import CHECKOUT, PTH_LINE, console_scripts, install, site_packages
+from robodyn_ros.apps.dev import ament_prefix
+from robodyn_ros.apps.dev.ament_prefix import CHECKOUT, PTH_LINE, console_scripts, install, site_packages
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Batches shared among the cores (robodyn_ros.kernels.by_rows): every row once, the same numbers as
+"""Batches shared among the cores (robodyn_ros.plumbing.kernels.by_rows): every row once, the same numbers as
 one state at a time, errors raised, and a forked child that still completes its own batches."""
 import dataclasses
 import multiprocessing
@@ -6,7 +6,7 @@ import multiprocessing
 import numpy as np
 import pytest
 
-from robodyn_ros import kernels
+from robodyn_ros.plumbing import kernels
 from robodyn_ros.dynamics import Link, RobotModel
 from stewart_cases import PAPER_PATHS, platform
 

@@ -1,4 +1,4 @@
-"""``robodyn-ros demo --cartesian circle`` end to end over real DDS (its own processes, step-locked at
+"""``robodyn-ros demo cartesian --path circle`` end to end over real DDS (its own processes, step-locked at
 1 kHz): on the simulated 7-joint Panda with an exact model, ``operational_space`` follows the
 circle, sent as one ~/cartesian_trajectory, within 1e-4 m and 1e-3 rad (issue 21's goal); and
 ``cartesian_impedance``, pushed at the tip by the simulator after a short circle, gives way by
@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from robodyn_ros import demo
-from robodyn_ros.cartesian_demo import ORIENTATION_BOUND, POSITION_BOUND, PUSH, path
+from robodyn_ros.apps import demos
+from robodyn_ros.apps.demos.cartesian import ORIENTATION_BOUND, POSITION_BOUND, PUSH, path
 
 
 @pytest.mark.parametrize("kind", ["circle", "square"])
@@ -28,7 +28,7 @@ def test_the_paths_twist_and_acceleration_are_their_derivatives(kind):
 
 def test_operational_space_follows_the_circle_on_the_panda_within_the_bounds(tmp_path):
     out = tmp_path / "cartesian.json"
-    status = demo.main(["--cartesian", "circle", "--arm", "panda", "--law", "operational_space",
+    status = demos.main(["cartesian", "--path", "circle", "--arm", "panda", "--law", "operational_space",
                         "--json", str(out)])
     result = json.loads(out.read_text())
     (run,) = result["runs"]
@@ -44,7 +44,7 @@ def test_operational_space_follows_the_circle_on_the_panda_within_the_bounds(tmp
 def test_a_push_moves_the_impedance_by_k_inverse_w_on_the_panda(tmp_path):
     out = tmp_path / "push.json"
     # the smallest, shortest circle that is still a path: the push after it is what is tested
-    demo.main(["--cartesian", "circle", "--arm", "panda", "--law", "cartesian_impedance",
+    demos.main(["cartesian", "--path", "circle", "--arm", "panda", "--law", "cartesian_impedance",
                "--size", "0.02", "--duration", "1", "--json", str(out)])
     (run,) = json.loads(out.read_text())["runs"]
     push = run["push"]

@@ -17,10 +17,10 @@ from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.loop import (ERROR, OK, WARN, Accepted, Command, ControlLoop, LawFailure,
                                       Rejection, Stale)
 from robodyn_ros.dynamics import RobotModel
-from robodyn_ros.kernels import interpreted
+from robodyn_ros.plumbing.kernels import interpreted
 from robodyn_ros.nodes.watchdog import WatchdogThread
-from robodyn_ros.reasons import CountedEvent, bounded
-from robodyn_ros.resources import find_share_file
+from robodyn_ros.plumbing.reasons import CountedEvent, bounded
+from robodyn_ros.plumbing.resources import find_share_file
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the PUMA data's link 3 inertia warns, rightly

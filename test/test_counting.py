@@ -5,7 +5,7 @@ Lagrange–Euler code, Newton–Euler grows linearly and Lagrange–Euler much f
 import numpy as np
 import pytest
 
-from robodyn_ros.cli import main
+from robodyn_ros.apps.cli import main
 from robodyn_ros.dynamics.counting import (PUBLISHED, Counted, Tally, count_lagrange_euler, count_newton_euler,
                                            generic_arm)
 from robodyn_ros.dynamics.lagrange_euler import lagrange_euler

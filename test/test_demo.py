@@ -1,4 +1,4 @@
-"""The 004 experiment end to end: ``robodyn-ros demo`` closes the PUMA 560 loop over real DDS
+"""The 004 experiment end to end: ``robodyn-ros demo puma`` closes the PUMA 560 loop over real DDS
 (simulator, controller and recorder in separate processes) on either plant, and every joint stays
 within the paper's bound, one 12-bit A/D step (4.26e-4 rad).
 
@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from robodyn_ros import demo
+from robodyn_ros.apps import demos
+from robodyn_ros.apps.demos.arm_loop import BOUND
 
 
 @pytest.mark.parametrize("engine", ["robodyn", "mujoco"])
@@ -18,13 +19,13 @@ def test_the_004_loop_stays_within_the_bound(engine, tmp_path):
     if engine == "mujoco":
         pytest.importorskip("mujoco")
     out = tmp_path / "demo.json"
-    status = demo.main(["--engine", engine, "--rates", "1000", "--plot", "", "--json", str(out)])
+    status = demos.main(["puma", "--engine", engine, "--rates", "1000", "--plot", "", "--json", str(out)])
     results = json.loads(out.read_text())
     assert results["engine"] == engine and results["bound_rad"] == 4.26e-4
     (run,) = results["runs"]
     assert run["samples"] > 4000 and run["missing_samples"] == 0
     errors = run["max_error_rad"]
     assert sorted(errors) == [f"joint_{i}" for i in range(1, 7)]
-    assert max(errors.values()) < demo.BOUND, errors
+    assert max(errors.values()) < BOUND, errors
     assert errors["joint_3"] > 1e-6  # the arm did move and lag: not the reference read back
     assert status == 0

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros.dynamics import RobotModel
-from robodyn_ros.resources import find_share_file
+from robodyn_ros.plumbing.resources import find_share_file
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,12 @@ from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message, serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robodyn_ros.fuzz import run as fuzz
+from robodyn_ros.apps.fuzz import run as fuzz
 from robodyn_ros.control import JointTrajectory as Trajectory
 from robodyn_ros.control import TrajectoryError
 from robodyn_ros.nodes.messages import (_uniform_points, trajectory_from_message,
                                         trajectory_from_serialized, trajectory_sizes)
-from robodyn_ros.reasons import MAX_CHARS
+from robodyn_ros.plumbing.reasons import MAX_CHARS
 from conftest import JOINTS, Q0, wait_for_subscriber
 
 #: A log line holds at most one bounded reason (reasons.MAX_CHARS) and the logger's prefix

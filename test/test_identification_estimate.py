@@ -14,7 +14,7 @@ from robodyn_ros.dynamics.base_parameters import base_parameters
 from robodyn_ros.identification.estimate import (consistent_estimate, from_log_cholesky, from_pseudo_inertia,
                                                  min_eigenvalues, ordinary_least_squares, payload_estimate,
                                                  project_consistent, pseudo_inertia, weighted_least_squares)
-from robodyn_ros.resources import find_share_file
+from robodyn_ros.plumbing.resources import find_share_file
 
 PUMA = str(find_share_file("urdf/puma560.urdf"))
 

@@ -17,7 +17,7 @@ from robodyn_ros.identification import regressor
 from robodyn_ros.dynamics.base_parameters import base_parameters
 from robodyn_ros.identification.excitation import (ExcitationError, ExcitationProblem, FourierSeries,
                                                    goal_document, optimise_excitation)
-from robodyn_ros.identification.excite_cli import main, write_goal
+from robodyn_ros.apps.excite import main, write_goal
 
 PUMA = "urdf/puma560.urdf"
 PLANAR = "urdf/planar2.urdf"

@@ -18,9 +18,9 @@ from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.identification import regressor, standard_parameters
 from robodyn_ros.identification.bag import write_joint_states
 from robodyn_ros.identification.identify import IdentificationError, identify
-from robodyn_ros.identification.identify_cli import main as identify_main
+from robodyn_ros.apps.identify import main as identify_main
 from robodyn_ros.identification.synthetic import fourier_motion, synthetic_run
-from robodyn_ros.identify_demo import plant_model
+from robodyn_ros.apps.demos.identify import plant_model
 
 from conftest import URDF
 

@@ -1,4 +1,4 @@
-"""``robodyn-ros demo --identify`` end to end over real DDS: the PUMA 560 plant differs from the
+"""``robodyn-ros demo identify`` end to end over real DDS: the PUMA 560 plant differs from the
 controller's nominal model (other bodies, a 2 kg tool, other friction), so the 004 motion misses the
 bound by orders of magnitude; after an excitation recorded to MCAP, identification and the
 controller's reconfiguration through /robot_description and its lifecycle, the same motion is back
@@ -6,8 +6,8 @@ within 4.26e-4 rad on every joint. One period of excitation and one start of its
 the run to about a minute and a half."""
 import json
 
-from robodyn_ros.arm_loop import BOUND
-from robodyn_ros.identify_demo import main
+from robodyn_ros.apps.demos.arm_loop import BOUND
+from robodyn_ros.apps.demos.identify import main
 
 
 def test_identification_brings_the_004_motion_back_within_the_bound(tmp_path):

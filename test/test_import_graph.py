@@ -85,7 +85,7 @@ def test_the_graph_sees_every_spelling_of_an_import():
     # from . import x (model: from . import crba as _crba), from .x import y, lazy and absolute imports
     assert "robodyn_ros.dynamics.crba" in graph["robodyn_ros.dynamics.model"]
     assert "robodyn_ros.dynamics.link" in graph["robodyn_ros.dynamics.dh"]
-    assert "robodyn_ros.kernels" in graph["robodyn_ros.dynamics.newton_euler"]
+    assert "robodyn_ros.plumbing.kernels" in graph["robodyn_ros.dynamics.newton_euler"]
     assert "robodyn_ros.stewart.kinematics" in graph["robodyn_ros.stewart.model"]   # inside a method
     assert "robodyn_ros.dynamics" in graph["robodyn_ros.nodes.simulator"]           # absolute
 
@@ -101,9 +101,48 @@ def test_no_import_cycle_inside_the_package():
 
 
 @pytest.mark.parametrize("module", ["robodyn_ros.dynamics.link", "robodyn_ros.dynamics.layout",
-                                    "robodyn_ros.kernels"])
+                                    "robodyn_ros.plumbing.kernels"])
 def test_the_bottom_layers_import_nothing_of_the_package_above_them(module):
     allowed = {"robodyn_ros.dynamics.link": set(),
                "robodyn_ros.dynamics.layout": {"robodyn_ros.dynamics.link"},
-               "robodyn_ros.kernels": set()}
+               "robodyn_ros.plumbing.kernels": set()}
     assert import_graph()[module] == allowed[module]
+
+
+# The three wings (doc/architecture.md): the library at the bottom, the ROS adapters above it, the
+# applications on top; the plumbing every wing uses under all of them.
+PLUMBING = ("plumbing",)
+LIBRARY = ("dynamics", "control", "stewart", "sim", "identification")
+NODES = ("nodes",)
+APPS = ("apps",)
+
+
+def wing(module):
+    part = module.split(".")[1] if "." in module else ""
+    for name, packages in (("plumbing", PLUMBING), ("library", LIBRARY), ("nodes", NODES),
+                           ("apps", APPS)):
+        if part in packages:
+            return name
+    return None
+
+
+def test_every_module_belongs_to_a_wing():
+    assert sorted(m for m in import_graph() if wing(m) is None) == ["robodyn_ros"]
+
+
+@pytest.mark.parametrize("lower, forbidden", [
+    ("plumbing", {"library", "nodes", "apps"}),
+    ("library", {"nodes", "apps"}),
+    ("nodes", {"apps"}),
+])
+def test_no_wing_imports_a_wing_above_it(lower, forbidden):
+    graph = import_graph()
+    upward = sorted(f"{m} -> {t}" for m, targets in graph.items() if wing(m) == lower
+                    for t in targets if wing(t) in forbidden)
+    assert upward == []
+
+
+def test_the_wing_check_sees_an_upward_import():
+    assert wing("robodyn_ros.control.loop") == "library"
+    assert wing("robodyn_ros.apps.demos.puma") == "apps"
+    assert "robodyn_ros.nodes.parameters" in import_graph()["robodyn_ros.apps.excite"]

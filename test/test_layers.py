@@ -3,22 +3,17 @@ are usable and testable without ROS. Checked in a fresh interpreter, where nothi
 imported it."""
 import subprocess
 import sys
+from pathlib import Path
 
-CORE = ["robodyn_ros.dynamics", "robodyn_ros.dynamics.description",
-        "robodyn_ros.dynamics.lagrange_euler", "robodyn_ros.dynamics.integrate",
-        "robodyn_ros.dynamics.counting", "robodyn_ros.dynamics.urdf_export", "robodyn_ros.control",
-        "robodyn_ros.control.trajectory", "robodyn_ros.control.feedforward",
-        "robodyn_ros.control.loop", "robodyn_ros.control.goal", "robodyn_ros.control.cycle_timing",
-        "robodyn_ros.parameters", "robodyn_ros.ament_prefix",
-        "robodyn_ros.stewart", "robodyn_ros.stewart.path_study", "robodyn_ros.stewart.force_loop",
-        "robodyn_ros.stewart.tracking", "robodyn_ros.stewart.plant", "robodyn_ros.stewart_demo",
-        "robodyn_ros.processes",
-        "robodyn_ros.reasons", "robodyn_ros.complexity", "robodyn_ros.cli",
-        "robodyn_ros.sim.robodyn_engine", "robodyn_ros.sim.mujoco_engine",
-        "robodyn_ros.sim.check_urdf", "robodyn_ros.identification", "robodyn_ros.identification.bag",
-        "robodyn_ros.dynamics.base_parameters", "robodyn_ros.identification.urdf_write",
-        "robodyn_ros.dynamics.regressor", "robodyn_ros.control.adaptive",
-        "robodyn_ros.control.task_space"]
+ROOT = Path(__file__).resolve().parents[1]
+# every module of the library and the plumbing, and the applications' modules that need no ROS
+CORE = sorted(
+    ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    for wing in ("plumbing", "dynamics", "control", "stewart", "sim", "identification")
+    for path in (ROOT / "robodyn_ros" / wing).rglob("*.py")) + [
+    "robodyn_ros.nodes.parameters", "robodyn_ros.apps.cli", "robodyn_ros.apps.demos",
+    "robodyn_ros.apps.processes", "robodyn_ros.apps.complexity", "robodyn_ros.apps.stewart_path",
+    "robodyn_ros.apps.demos.stewart", "robodyn_ros.apps.dev.ament_prefix"]
 
 
 def test_core_modules_do_not_import_rclpy():

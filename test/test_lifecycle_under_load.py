@@ -21,8 +21,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robodyn_ros.processes import NodeProcesses, status_kb
-from robodyn_ros.resources import find_share_file
+from robodyn_ros.apps.processes import NodeProcesses, status_kb
+from robodyn_ros.plumbing.resources import find_share_file
 
 from conftest import JOINTS, Q0
 from ros_cli import Probe

@@ -16,7 +16,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from robodyn_ros.resources import find_share_file
+from robodyn_ros.plumbing.resources import find_share_file
 from conftest import JOINTS, Q0, register_laws, wait_for_subscriber
 
 PLANAR2 = str(find_share_file("urdf/planar2.urdf"))  # no armature: M(q) = 0 at mass_scale 0

@@ -4,7 +4,7 @@ import pytest
 
 from robodyn_ros.control.laws import ComputedTorque, GravityCompensation
 from robodyn_ros.nodes import controller, simulator, stewart_platform
-from robodyn_ros.parameters import ParamSpec, law_specs, markdown_table, node_schema
+from robodyn_ros.nodes.parameters import ParamSpec, law_specs, markdown_table, node_schema
 
 NODES = {"computed_torque_controller": controller, "arm_simulator": simulator,
          "stewart_platform": stewart_platform}

@@ -1,10 +1,10 @@
-"""doc/performance.md's figures are what `robodyn-ros perf-page` renders from the committed
+"""doc/performance.md's figures are what `robodyn-ros dev perf-page` renders from the committed
 benchmarks/results.json: a page left stale after a new benchmark run fails here."""
 import copy
 import json
 from pathlib import Path
 
-from robodyn_ros.benchmarks import page
+from robodyn_ros.apps.dev import perf_page as page
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = json.loads((ROOT / "benchmarks/results.json").read_text())
@@ -19,7 +19,7 @@ def generated_section(text):
 def test_performance_page_is_generated_from_the_committed_results():
     assert PAGE.count(page.BEGIN) == 1 and PAGE.count(page.END) == 1
     assert generated_section(PAGE) == page.render(RESULTS), \
-        "doc/performance.md is stale: run `robodyn-ros perf-page` and commit it"
+        "doc/performance.md is stale: run `robodyn-ros dev perf-page` and commit it"
 
 
 def test_every_figure_of_the_results_reaches_the_page():

@@ -1,4 +1,4 @@
-"""`robodyn-ros compile` (robodyn_ros.precompile), which `make venv` runs so that no node start waits
+"""`robodyn-ros compile` (robodyn_ros.apps.precompile), which `make venv` runs so that no node start waits
 for numba, reaches every compiled function the Python side calls. Checked in a fresh interpreter, where
 only what the command itself ran can have been compiled or loaded from the cache."""
 import json
@@ -42,5 +42,5 @@ def test_compile_command_reaches_every_kernel_the_api_calls():
 
 
 def test_compile_is_a_robodyn_ros_command():
-    from robodyn_ros.cli import COMMANDS
-    assert COMMANDS["compile"][0] == "robodyn_ros.precompile"
+    from robodyn_ros.apps.cli import COMMANDS
+    assert COMMANDS["compile"][0] == "robodyn_ros.apps.precompile"

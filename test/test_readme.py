@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from robodyn_ros import parameters
-from robodyn_ros.parameters import NODE_SCHEMAS, markdown_table, table_markers
+from robodyn_ros.apps.dev import param_tables
+from robodyn_ros.nodes.parameters import NODE_SCHEMAS, markdown_table, table_markers
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -33,7 +33,7 @@ def test_parameter_table_is_generated_from_the_schema(node):
     assert page.count(begin) == 1 and page.count(end) == 1, f"doc/{node}.md lacks its markers"
     table = page.split(begin)[1].split(end)[0].strip()
     assert table == markdown_table(NODE_SCHEMAS[node]()), \
-        f"doc/{node}.md's parameter table is stale: run `robodyn-ros param-tables` and commit it"
+        f"doc/{node}.md's parameter table is stale: run `robodyn-ros dev param-tables` and commit it"
 
 
 def test_the_table_tool_finds_a_drifted_table_and_repairs_it(tmp_path):
@@ -41,7 +41,7 @@ def test_the_table_tool_finds_a_drifted_table_and_repairs_it(tmp_path):
         (tmp_path / f"{node}.md").write_text((ROOT / "doc" / f"{node}.md").read_text())
     page = tmp_path / "arm_simulator.md"
     page.write_text(page.read_text().replace("| `seed` | int | `0` |", "| `seed` | int | `1` |"))
-    assert parameters.main(["--doc", str(tmp_path), "--check"]) == 1
-    assert parameters.main(["--doc", str(tmp_path)]) == 0
-    assert parameters.main(["--doc", str(tmp_path), "--check"]) == 0
+    assert param_tables.main(["--doc", str(tmp_path), "--check"]) == 1
+    assert param_tables.main(["--doc", str(tmp_path)]) == 0
+    assert param_tables.main(["--doc", str(tmp_path), "--check"]) == 0
     assert page.read_text() == (ROOT / "doc" / "arm_simulator.md").read_text()

@@ -1,9 +1,9 @@
-"""robodyn_ros.reasons.bounded: whatever a rejected input held, its reason stays short."""
+"""robodyn_ros.plumbing.reasons.bounded: whatever a rejected input held, its reason stays short."""
 import array
 
 import numpy as np
 
-from robodyn_ros.reasons import MAX_CHARS, bounded
+from robodyn_ros.plumbing.reasons import MAX_CHARS, bounded
 
 
 def test_short_text_and_short_lists_are_shown_whole():

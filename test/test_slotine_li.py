@@ -17,7 +17,7 @@ from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.identification import regressor, standard_parameters
 from robodyn_ros.dynamics import regressor as regressor_module
 from robodyn_ros.dynamics.regressor import payload_regressor, slotine_li_regressor
-from robodyn_ros.kernels import interpreted
+from robodyn_ros.plumbing.kernels import interpreted
 from urdf_factory import random_urdf
 
 REL = 1e-10

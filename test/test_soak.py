@@ -2,7 +2,7 @@
 real DDS, and its schedule and verdict on their own."""
 import pytest
 
-from robodyn_ros import soak
+from robodyn_ros.apps import soak
 from robodyn_ros.nodes.messages import FollowJointTrajectory
 from test_fuzz import CI_STATE_TIMEOUT
 

@@ -168,7 +168,7 @@ def test_the_reference_is_sampled_when_the_legs_were_measured_not_when_handled(s
     """A measurement stamped t is answered against the reference at t even when the clock has
     moved on (its /clock message handled first): the force is that of a loop whose clock reads t.
     Unstamped, it is taken as measured on arrival."""
-    from robodyn_ros.stewart_demo import path_i
+    from robodyn_ros.apps.demos.stewart import path_i
     knots = path_i()
     plant = SimulatedPlatform(sp, *START, dt=0.001)
     lengths, rates = plant.legs()
@@ -293,10 +293,10 @@ def test_on_path_i_the_sampled_law_leaves_the_error_of_its_hold(sp):
     # 100 Hz, perfect model: the largest error per axis is the quasi-static answer of Kp e to the
     # hold's lag, M_F^-1 F' T / (2 Kp) (tracking.hold_error, from the model alone); 4 s of the
     # path hold every axis' largest (the rotation's blend ends at 1 s, the translation's at 3.54 s)
-    from robodyn_ros.stewart.path_study import PAPER_PATHS
+    from robodyn_ros.apps.stewart_path import PAPER_PATHS
     from robodyn_ros.stewart.setpoints import PoseTrajectory
     from robodyn_ros.stewart.tracking import hold_error
-    from robodyn_ros.stewart_demo import path_i
+    from robodyn_ros.apps.demos.stewart import path_i
 
     period, knots = 0.01, path_i()
     clock = Clock()

@@ -16,7 +16,7 @@ from stewart_cases import GOOD, det_h, good_forces, platform, singular_pose_on_p
 from robodyn_ros.stewart import rotations
 from robodyn_ros.stewart.force_loop import (LEG_NAMES, MAX_WRENCH, Disabled, ForceLoop, Forces,
                                             Idle, Level, Limits, Rejection, Withheld)
-from robodyn_ros.stewart.path_study import PAPER_PATHS
+from robodyn_ros.apps.stewart_path import PAPER_PATHS
 from robodyn_ros.stewart.setpoints import PoseTrajectory
 
 LIMITS = Limits(condition_warning=1.0e3, condition_limit=1.0e4, force_limit=0.0,

@@ -1,4 +1,4 @@
-"""Issue 14's closed loop end to end: ``robodyn-ros demo --stewart`` tracks the paper's Path I with
+"""Issue 14's closed loop end to end: ``robodyn-ros demo stewart`` tracks the paper's Path I with
 stewart_simulator and stewart_platform (computed_torque) in separate processes over real DDS, and
 every axis stays within the stated bound: 1.25 times the error the zero-order hold of the sampled
 law leaves with a perfect model (tracking.hold_error, from the model alone). A lost sample or one
@@ -8,15 +8,16 @@ import json
 
 import numpy as np
 
-from robodyn_ros import demo, stewart_demo
+from robodyn_ros.apps import demos
+from robodyn_ros.apps.demos import stewart as stewart_demo
 from robodyn_ros.stewart import StewartPlatform
-from robodyn_ros.stewart.path_study import PAPER_PATHS
+from robodyn_ros.apps.stewart_path import PAPER_PATHS
 from robodyn_ros.stewart.tracking import hold_error
 
 
 def test_path_i_closed_over_dds_stays_within_the_bound(tmp_path):
     out = tmp_path / "stewart.json"
-    status = demo.main(["--stewart", "--until", "4", "--plot", "", "--json", str(out)])
+    status = demos.main(["stewart", "--until", "4", "--plot", "", "--json", str(out)])
     results = json.loads(out.read_text())
     (run,) = results["runs"]
     assert run["recorded_s"] > 3.98 and run["missing_samples"] == 0

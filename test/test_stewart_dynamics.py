@@ -334,7 +334,7 @@ def test_singular_pose_is_flagged_not_turned_into_forces():
 
 def test_near_singular_path_iii_forces_grow_with_condition_number():
     """Path III crosses a singularity: near it the forces are of order 1e5 N as in the paper."""
-    from robodyn_ros.stewart.path_study import PAPER_PATHS
+    from robodyn_ros.apps.stewart_path import PAPER_PATHS
     sp = paper_platform()
     path, dtau = PAPER_PATHS["III"]
     r = sp.inverse_dynamics(*path.sample(path.times(dtau)).pose_args())
@@ -346,9 +346,9 @@ def test_near_singular_path_iii_forces_grow_with_condition_number():
 
 def test_single_pose_path_equals_batch_and_interpreted_reference():
     """The single-pose API (caller's arrays straight into one compiled call), the batch path and the
-    same kernels run interpreted (robodyn_ros.kernels.interpreted: the Python source, not the compiled
+    same kernels run interpreted (robodyn_ros.plumbing.kernels.interpreted: the Python source, not the compiled
     code) agree: single and batch bit for bit, the interpreted run to rounding."""
-    from robodyn_ros.kernels import interpreted
+    from robodyn_ros.plumbing.kernels import interpreted
     from robodyn_ros.stewart import kernel
     sp = paper_platform()
     rng = np.random.default_rng(21)
@@ -402,8 +402,8 @@ def test_interpreted_kernels_call_interpreted_helpers_all_the_way_down():
     """interpreted(kernel) rebinds the ``inline`` helpers as well as the kernels, so that a whole step
     runs on counting scalars (which the compiled code cannot take) and, counted, gives the compiled
     forces: the benchmark's flop count (which checks that itself) runs end to end."""
-    from robodyn_ros.benchmarks.stewart import count_flops
-    from robodyn_ros.kernels import interpreted
+    from robodyn_ros.apps.benchmarks.stewart import count_flops
+    from robodyn_ros.plumbing.kernels import interpreted
     from robodyn_ros.stewart import kernel, universal
     assert interpreted(kernel)["leg_frame"] is not kernel.leg_frame
     assert interpreted(universal)["leg_frame"] is interpreted(kernel)["leg_frame"]

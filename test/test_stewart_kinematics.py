@@ -8,7 +8,7 @@ import pytest
 
 from robodyn_ros.stewart import ForwardKinematicsError, LinearParabolicPath, StewartPlatform
 from robodyn_ros.stewart import rotations
-from robodyn_ros.stewart.path_study import PAPER_PATHS
+from robodyn_ros.apps.stewart_path import PAPER_PATHS
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "stewart_dasgupta.yaml"
 

@@ -30,7 +30,7 @@ from robodyn_ros.nodes.common import ConfigurationError  # noqa: E402
 from robodyn_ros.nodes.stewart_platform import (StewartPlatformNode, point_arrays,  # noqa: E402
                                                 schema)
 from robodyn_ros.stewart import rotations  # noqa: E402
-from robodyn_ros.stewart.path_study import PAPER_PATHS  # noqa: E402
+from robodyn_ros.apps.stewart_path import PAPER_PATHS  # noqa: E402
 from robodyn_ros.stewart.setpoints import PoseTrajectory, SetpointError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -376,7 +376,7 @@ def test_computed_torque_answers_each_stamped_measurement_once(sp):
 def test_on_simulated_time_the_first_instant_is_answered_once(sp):
     """On simulated time a zero stamp is the simulation's first instant, not "unstamped": a
     step-locked simulator standing at t = 0 publishes it until its first command, and a second
-    answer to it put the loop a period behind for the rest of the run (demo --stewart then
+    answer to it put the loop a period behind for the rest of the run (demo stewart then
     failed its bound about one run in five, y and rx 2.4 times over)."""
     assert _answers(sp, "/sim_once", [(0, 3), (1, 2)], use_sim_time=True) == [1, 2]
 

@@ -268,7 +268,7 @@ def test_path_i_differs_from_the_paper_by_about_two_percent():
     """The spin the universal joints impose moves the forces on the paper's test manipulator by ~2 %
     of the largest leg force (about 2 %, as issue 14 states), at rest too; the static forces F0 (massless
     legs) are the same in both models."""
-    from robodyn_ros.stewart.path_study import PAPER_PATHS
+    from robodyn_ros.apps.stewart_path import PAPER_PATHS
     paper, exact = load(leg_model="no_spin"), load()
     path, dtau = PAPER_PATHS["I"]
     args = path.sample(path.times(dtau)).pose_args()

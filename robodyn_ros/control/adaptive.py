@@ -45,8 +45,9 @@ import numpy as np
 from ..dynamics.base_parameters import base_parameters
 from ..dynamics.inertial_parameters import parameter_names, standard_parameters
 from ..dynamics.regressor import BODY, WORKSPACE_COLUMNS, payload_into, regressor_into
-from ..kernels import (BOOL, C_MATRIX, FLOAT64, INDEX_VECTOR, INT, MATRIX, NDARRAY, PARAMETERS, VECTOR,
-                       Direct, inline, kernel)
+from ..plumbing.kernels import (
+    BOOL, C_MATRIX, FLOAT64, INDEX_VECTOR, INT, MATRIX, NDARRAY, PARAMETERS, VECTOR, Direct,
+    inline, kernel)
 from .gains import check_definite, gain, per_joint
 from .law import ControlLaw
 from .laws import _FRICTION, _PIDFeedback, _flag
@@ -327,7 +328,7 @@ def warm_up(notify=print):
     types match any model's (a law compiles them at construction otherwise)."""
     from ..dynamics.link import Link
     from ..dynamics.model import RobotModel
-    from ..kernels import warm_up as _warm_up
+    from ..plumbing.kernels import warm_up as _warm_up
 
     def exercise():
         model = RobotModel([Link("j", mass=1.0, com=np.array([0.1, 0.0, 0.0]), inertia=np.eye(3))])

@@ -2,11 +2,11 @@
 joints picked from the message, checked for NaN and inf) and finishing the command (the law's
 effort checked for NaN and inf, clamped to the effort limits, put into joints order). In NumPy
 these were some ten calls of about a microsecond each per message; numba runs the plain loops
-below (``robodyn_ros.kernels``), which the tests also run interpreted.
+below (``robodyn_ros.plumbing.kernels``), which the tests also run interpreted.
 """
 import numpy as np
 
-from ..kernels import INDEX_VECTOR, VECTOR, Direct, kernel
+from ..plumbing.kernels import INDEX_VECTOR, VECTOR, Direct, kernel
 
 
 @kernel

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reasons import bounded
+from ..plumbing.reasons import bounded
 from .joints import JointOrder
 from .trajectory import JointTrajectory, TrajectoryError, limit_violation, point_derivatives
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ..reasons import bounded
+from ..plumbing.reasons import bounded
 
 # FollowJointTrajectory.Result error codes (control_msgs), so that the core needs no control_msgs
 SUCCESSFUL, INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP = 0, -1, -2, -3

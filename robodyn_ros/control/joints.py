@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..reasons import bounded
+from ..plumbing.reasons import bounded
 
 
 class JointOrder:

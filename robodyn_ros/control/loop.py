@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ..kernels import FLOAT64, NDARRAY
-from ..reasons import CountedEvent, bounded
+from ..plumbing.kernels import FLOAT64, NDARRAY
+from ..plumbing.reasons import CountedEvent, bounded
 from .joints import JointOrder
 from .law import ControlLaw, load_law
 from .laws import GravityCompensation

@@ -46,7 +46,7 @@ from ..dynamics.crba import crba_into
 from ..dynamics.kinematics import frame_motion_into
 from ..dynamics.layout import CRBA_COLUMNS
 from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea_into
-from ..kernels import BOOL, FLOAT64, INT, NDARRAY, PARAMETERS, VECTOR, Direct, inline, kernel
+from ..plumbing.kernels import BOOL, FLOAT64, INT, NDARRAY, PARAMETERS, VECTOR, Direct, inline, kernel
 from .gains import _numbers, check_definite, gain, per_joint
 from .law import ControlLaw
 from .laws import _FRICTION, _flag
@@ -771,7 +771,7 @@ def warm_up(notify=print):
     some 30-60 s on a busy machine)."""
     from ..dynamics.link import Link
     from ..dynamics.model import RobotModel
-    from ..kernels import warm_up as _warm_up
+    from ..plumbing.kernels import warm_up as _warm_up
 
     def exercise():
         model = RobotModel([Link("j", mass=1.0, com=np.array([0.1, 0.0, 0.0]), inertia=np.eye(3))])

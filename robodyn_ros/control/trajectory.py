@@ -40,7 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..reasons import bounded
+from ..plumbing.reasons import bounded
 
 __all__ = ["JointTrajectory", "TrajectoryError", "TrajectorySampler", "limit_violation",
            "point_derivatives", "segment_coefficients"]

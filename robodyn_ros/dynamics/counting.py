@@ -2,15 +2,15 @@
 
 ``Counted`` wraps a float and tallies every multiplication (and division) and addition (and
 subtraction) it takes part in, and square roots apart. The Newton–Euler kernel the fast path
-compiles (its interpreted twin, ``robodyn_ros.kernels.interpreted``) and the Lagrange–Euler code are
+compiles (its interpreted twin, ``robodyn_ros.plumbing.kernels.interpreted``) and the Lagrange–Euler code are
 run unchanged on arrays of such scalars, so the counts describe the code that runs, not a formula
-typed in; ``robodyn_ros.benchmarks.stewart`` counts the Stewart-platform kernels the same way.
+typed in; ``robodyn_ros.apps.benchmarks.stewart`` counts the Stewart-platform kernels the same way.
 Operations with a constant operand of exactly 0 or +-1 are tallied apart: a code generator
 specialised to one arm's geometry would not perform them.
 """
 import numpy as np
 
-from ..kernels import interpreted
+from ..plumbing.kernels import interpreted
 from . import layout, newton_euler
 from .lagrange_euler import lagrange_euler
 from .model import RobotModel

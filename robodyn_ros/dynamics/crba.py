@@ -4,7 +4,7 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 """
 import numpy as np
 
-from ..kernels import inner_kernel, kernel
+from ..plumbing.kernels import inner_kernel, kernel
 from .joint_frames import inertia, place_joint, rotate, to_parent
 from .layout import (ARMATURE, COMPOSITE_FIRST_MOMENT, COMPOSITE_INERTIA, COMPOSITE_MASS, CRBA_COLUMNS,
                      FIRST_MOMENT, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC)

@@ -2,7 +2,7 @@
 h by one Newton–Euler pass, and the solve by Cholesky (M is symmetric positive definite)."""
 import numpy as np
 
-from ..kernels import inner_kernel, kernel
+from ..plumbing.kernels import inner_kernel, kernel
 from .crba import crba_into
 from .layout import CRBA_COLUMNS, RNEA_COLUMNS
 from .newton_euler import NO_WRENCH, check_sizes, rnea_into

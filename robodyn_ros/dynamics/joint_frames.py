@@ -1,12 +1,12 @@
 """Scalar building blocks shared by the kernels: ``inline`` keeps them plain Python functions (so the
 kernels still run interpreted on counting scalars) that numba compiles into the kernels that call them.
 
-Each takes a 2-D array and a row index, never a row view, and has no loop (robodyn_ros.kernels says
+Each takes a 2-D array and a row index, never a row view, and has no loop (robodyn_ros.plumbing.kernels says
 why: reference counting).
 """
 import numpy as np
 
-from ..kernels import inline
+from ..plumbing.kernels import inline
 
 from .layout import PRISMATIC
 

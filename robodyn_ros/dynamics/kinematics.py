@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels import BOOL, C_MATRIX, INT, PARAMETERS, VECTOR, Direct, inner_kernel, kernel
+from ..plumbing.kernels import BOOL, C_MATRIX, INT, PARAMETERS, VECTOR, Direct, inner_kernel, kernel
 from .joint_frames import place_joint
 from .layout import PRISMATIC as _SLIDES
 from .link import PRISMATIC

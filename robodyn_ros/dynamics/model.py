@@ -6,7 +6,7 @@ exposes is a read-only copy, and its attributes cannot be rebound, so the NumPy-
 the parameter array packed from the same links at construction (``layout.pack``), cannot disagree.
 Variants are new models: ``with_payload``, ``scaled``, or ``RobotModel`` on ``dataclasses.replace``d
 links. Every call allocates the little workspace it needs, so one model may serve several threads;
-a large batch is shared among the cores (``robodyn_ros.kernels.by_rows``), a small one is not.
+a large batch is shared among the cores (``robodyn_ros.plumbing.kernels.by_rows``), a small one is not.
 Loaders (``dh``, ``urdf``) reduce every convention to the canonical chain.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from ..kernels import FLOAT64, INT, MATRIX, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows
+from ..plumbing.kernels import FLOAT64, INT, MATRIX, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows
 from . import coriolis as _coriolis
 from . import crba as _crba
 from . import dh as _dh

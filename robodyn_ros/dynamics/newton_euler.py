@@ -12,7 +12,7 @@ COM shift in both recursions.
 """
 import numpy as np
 
-from ..kernels import inline, inner_kernel, kernel
+from ..plumbing.kernels import inline, inner_kernel, kernel
 from .joint_frames import inertia, place_joint, rotate_back, to_parent
 from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
                      JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)

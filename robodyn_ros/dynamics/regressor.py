@@ -42,9 +42,10 @@ controller compensates the friction of the motion it measures) and, when asked f
 """
 import numpy as np
 
-from ..kernels import (BOOL, C_MATRIX, FLOAT64, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows, inline,
-                       inner_kernel, kernel)
-from ..kernels import warm_up as _warm_up
+from ..plumbing.kernels import (
+    BOOL, C_MATRIX, FLOAT64, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows, inline, inner_kernel,
+    kernel)
+from ..plumbing.kernels import warm_up as _warm_up
 from .inertial_parameters import BODY_COLUMNS, DRIVE_COLUMNS, columns
 from .joint_frames import place_joint, rotate_back, to_parent
 from .layout import FIRST_MOMENT, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC

@@ -11,13 +11,11 @@ coefficient and the mean Coulomb magnitude, and a top-level ``<robodyn_ros>`` el
 urdfdom) carries armature and both Coulomb magnitudes per joint. URDF requires every limit, so a
 table whose link lacks one is refused.
 """
-import argparse
-import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .dh import LIMIT_KEYS, chain_from_table, link_where, load_table
+from .dh import LIMIT_KEYS, chain_from_table, link_where
 from .link import ModelError
 from .transforms import matrix_to_rpy
 
@@ -130,27 +128,3 @@ def dh_to_urdf(spec, *, ros2_control=True, gazebo=False, source=None):
               f"regenerate with robodyn-ros urdf-from-dh. -->")
     return f'<?xml version="1.0"?>\n{header}\n{ET.tostring(robot, encoding="unicode")}\n'
 
-
-def main(argv=None):
-    """``robodyn-ros urdf-from-dh config/X.yaml [--gazebo] [-o out.urdf]``"""
-    parser = argparse.ArgumentParser(prog="robodyn-ros urdf-from-dh",
-                                     description="Write the URDF of a DH-table YAML.")
-    parser.add_argument("yaml", help="DH-table YAML, e.g. config/puma560_dh.yaml")
-    parser.add_argument("--gazebo", action="store_true",
-                        help="gz_ros2_control hardware and plugin, base fixed to 'world'")
-    parser.add_argument("--no-ros2-control", dest="ros2_control", action="store_false",
-                        help="leave out the <ros2_control> block")
-    parser.add_argument("-o", "--output", help="output file (default: standard output)")
-    args = parser.parse_args(argv)
-    urdf = dh_to_urdf(load_table(args.yaml), ros2_control=args.ros2_control, gazebo=args.gazebo,
-                      source=args.yaml)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(urdf)
-    else:
-        sys.stdout.write(urdf)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

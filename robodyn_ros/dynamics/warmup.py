@@ -1,7 +1,7 @@
 """Compile (or load from numba's cache) the serial-arm kernels before a loop needs them."""
 import numpy as np
 
-from .. import kernels
+from ..plumbing import kernels
 from .link import Link
 from .model import RobotModel
 

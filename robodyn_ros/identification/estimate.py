@@ -23,7 +23,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from scipy.optimize import least_squares
 
-from ..kernels import one_blas_thread   # p × p work, small matrices
+from ..plumbing.kernels import one_blas_thread
 from ..dynamics.inertial_parameters import BODY_COLUMNS, DRIVE_COLUMNS, OFFSET
 
 BODY_PARAMETERS = len(BODY_COLUMNS)

@@ -55,7 +55,7 @@ from scipy.optimize import minimize
 
 from ..control.joints import JointOrder
 from ..control.trajectory import JointTrajectory, limit_violation
-from ..kernels import one_blas_thread
+from ..plumbing.kernels import one_blas_thread
 from ..dynamics.base_parameters import base_parameters
 from ..dynamics.inertial_parameters import parameter_names, standard_parameters
 from ..dynamics.regressor import regressor

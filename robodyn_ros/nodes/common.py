@@ -19,8 +19,8 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from ..parameters import ParamSpec
-from ..reasons import CountedEvent, bounded
+from .parameters import ParamSpec
+from ..plumbing.reasons import CountedEvent, bounded
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 #: Messages a simulator's state and /clock publishers keep (KEEP_LAST) for a reader that lags
@@ -56,7 +56,7 @@ def descriptor(spec: ParamSpec) -> ParameterDescriptor:
 
 
 class Parameters:
-    """A node's parameters declared from its schema (:func:`robodyn_ros.parameters.node_schema`);
+    """A node's parameters declared from its schema (:func:`robodyn_ros.nodes.parameters.node_schema`);
     ``params[name]`` is the current value. Every value, given at start or changed later, is
     checked against its spec; a value the schema refuses at start is a ConfigurationError."""
 

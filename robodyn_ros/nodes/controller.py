@@ -32,7 +32,7 @@ from ..control.goal import Tolerances
 from ..control.joints import JointOrder
 from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection, Stale
 from ..dynamics import warm_up
-from ..parameters import controller_schema, node_schema
+from .parameters import controller_schema, node_schema
 from .common import ConfigurationError, Diagnostics, stamp_parts, stamp_seconds, unanswered
 from .description import DESCRIPTION_QOS, describes_robot, load_model
 from .cartesian import CartesianInterface, chain_ends

@@ -51,8 +51,8 @@ from robodyn_ros.sim import StepError, make_engine
 
 from ..control.joints import JointOrder
 from ..dynamics.description import read_description
-from ..parameters import node_schema
-from ..reasons import bounded
+from .parameters import node_schema
+from ..plumbing.reasons import bounded
 from .cartesian import chain_ends
 from .lifecycle import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,

@@ -19,9 +19,9 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
 
-from ..reasons import bounded
-from ..resources import find_share_file
-from ..parameters import node_schema
+from ..plumbing.reasons import bounded
+from ..plumbing.resources import find_share_file
+from .parameters import node_schema
 from ..stewart import PlatformFileError, StewartPlatform, warm_up
 from ..stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Level, Limits,
                                   Rejection, Withheld)

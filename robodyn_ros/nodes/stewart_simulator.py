@@ -32,9 +32,9 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..parameters import node_schema
-from ..reasons import bounded
-from ..resources import find_share_file
+from .parameters import node_schema
+from ..plumbing.reasons import bounded
+from ..plumbing.resources import find_share_file
 from ..stewart import PlatformFileError, StewartPlatform, rotations, warm_up
 from ..stewart.force_loop import LEG_NAMES
 from ..stewart.plant import SimulatedPlatform, StepError, with_payload

@@ -11,8 +11,6 @@ engines need a positive mass and a physical inertia too. This checks every body 
 """
 from __future__ import annotations
 
-import argparse
-import sys
 
 import numpy as np
 
@@ -93,33 +91,3 @@ def tolerated_by_our_model(urdf: str):
             return False, [str(exc)]
     return True, [str(w.message) for w in said]
 
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="robodyn-ros check-urdf", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("urdf", help="URDF file")
-    args = parser.parse_args(argv)
-    try:
-        with open(args.urdf, encoding="utf-8") as f:
-            urdf = f.read()
-    except OSError as exc:
-        print(f"{args.urdf}: cannot read: {exc.strerror}", file=sys.stderr)
-        return 2
-    found = check(urdf)
-    for link, joint, problems in found:
-        print(f"{args.urdf}: link '{link}' (moved by '{joint}'): {'; '.join(problems)}: "
-              "a simulator refuses it")
-    ours, said = tolerated_by_our_model(urdf)
-    if found and ours:
-        print(f"{args.urdf}: robodyn_ros's model accepts it (M(q) is positive definite)"
-              + "".join(f"\n  it warns: {w}" for w in said))
-    elif not ours:
-        print(f"{args.urdf}: robodyn_ros's model refuses it too: {said[0]}")
-    if not found:
-        print(f"{args.urdf}: every moving link has a positive mass and a physical inertia: "
-              "a simulator accepts it")
-    return 1 if found else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels import (BOOL, C_MATRIX, FLOAT64, MATRIX, NDARRAY, PARAMETER_VECTOR, VECTOR, Direct,
-                       by_rows)
+from ..plumbing.kernels import BOOL, C_MATRIX, FLOAT64, MATRIX, NDARRAY, PARAMETER_VECTOR, VECTOR, Direct, by_rows
 from . import kernel, universal
 from .poses import pack_poses
 

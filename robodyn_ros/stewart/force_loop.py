@@ -25,7 +25,7 @@ from numbers import Real
 
 import numpy as np
 
-from ..reasons import bounded
+from ..plumbing.reasons import bounded
 from . import rotations
 from .dynamics import InverseDynamicsResult
 from .kinematics import ForwardKinematicsError
@@ -97,7 +97,7 @@ class Rejection:
     because a point of it lies beyond the limits. The current target is unchanged either way."""
 
     what: str     # "setpoint", "leg setpoint", "trajectory", "external wrench", "leg measurement"
-    reason: str   # bounded (robodyn_ros.reasons)
+    reason: str   # bounded (robodyn_ros.plumbing.reasons)
     level: Level
 
     def __str__(self):

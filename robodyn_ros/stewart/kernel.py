@@ -4,17 +4,17 @@ and the batched path.
 3-vectors are tuples (stack values in numba: no allocation per pose); the leg frame T = [s y z] of
 eq. (10) is kept as its three columns. The model and each pose travel as flat float arrays (layouts
 below) so that a call costs one dispatch of a few arguments, which dominates a single pose. Every
-kernel is plain Python underneath (``robodyn_ros.kernels.interpreted(kernel)`` runs it interpreted),
+kernel is plain Python underneath (``robodyn_ros.plumbing.kernels.interpreted(kernel)`` runs it interpreted),
 which is how the tests run the very same code as the reference of the compiled one and how
-``robodyn_ros.benchmarks.stewart`` counts its operations on counting scalars; for that the kernels use
+``robodyn_ros.apps.benchmarks.stewart`` counts its operations on counting scalars; for that the kernels use
 only ``np.sqrt``/``abs``/arithmetic/comparisons on scalars and allocate work arrays of their input's
 dtype. Singular cases are flagged, not raised: the toolkit compiles with IEEE semantics (x/0 = inf).
 """
 import numpy as np
 
-from ..kernels import inline as _inline
-from ..kernels import inner_kernel as _inner
-from ..kernels import kernel as _jit
+from ..plumbing.kernels import inline as _inline
+from ..plumbing.kernels import inner_kernel as _inner
+from ..plumbing.kernels import kernel as _jit
 
 # Beyond this ratio of extreme singular values H is singular in double precision: the solution would
 # carry no correct digit, so no forces are produced (NaN) and the pose is flagged.

@@ -1,7 +1,7 @@
 """Compile (or load from numba's cache) the Stewart-platform kernels before a loop needs them."""
 import numpy as np
 
-from .. import kernels
+from ..plumbing import kernels
 from .model import StewartPlatform
 
 

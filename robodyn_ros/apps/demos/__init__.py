@@ -1,0 +1,41 @@
+"""``robodyn-ros demo NAME``: the package's closed loops over real DDS, one module each, on the
+shared arm loop (``arm_loop.py``)."""
+from ..commands import dispatch, renamed
+
+DEMOS = {
+    "puma": ("robodyn_ros.apps.demos.puma", "PUMA 560 computed-torque control, 004 §5 "
+             "(doc/demo.md)"),
+    "stewart": ("robodyn_ros.apps.demos.stewart", "the Stewart platform's closed loop on Path I "
+                "(doc/stewart_closed_loop.md)"),
+    "identify": ("robodyn_ros.apps.demos.identify", "identification closing the loop: nominal "
+                 "model, excitation, identify, the identified model (doc/identification.md)"),
+    "adaptive": ("robodyn_ros.apps.demos.adaptive", "the 004 motion there and back with a tool "
+                 "the controller's model lacks, per control law (doc/demo.md)"),
+    "cartesian": ("robodyn_ros.apps.demos.cartesian", "a Cartesian path followed by the "
+                  "task-space laws on the PUMA and a 7-joint arm (doc/demo.md)"),
+}
+
+
+def _old_spelling(argv):
+    """``demo [--stewart|--identify|--law ...|--cartesian SHAPE] ...``, the spellings of 0.1."""
+    if argv and not argv[0].startswith("-"):   # a demo's name, or a typo the parser names
+        return None
+    for flag, name in (("--stewart", "stewart"), ("--identify", "identify")):
+        if flag in argv:
+            renamed(f"demo {flag}", f"demo {name}")
+            return [name, *(a for a in argv if a != flag)]
+    for i, arg in enumerate(argv):
+        if arg == "--cartesian" or arg.startswith("--cartesian="):
+            shape = arg.partition("=")[2] or (argv[i + 1] if i + 1 < len(argv) else "")
+            rest = argv[:i] + argv[i + (1 if "=" in arg else 2):]
+            renamed(f"demo --cartesian {shape}", f"demo cartesian --path {shape}")
+            return ["cartesian", "--path", shape, *rest]
+    if any(a == "--law" or a.startswith("--law=") for a in argv):
+        renamed("demo --law", "demo adaptive --law")
+        return ["adaptive", *argv]
+    renamed("demo", "demo puma")
+    return ["puma", *argv]
+
+
+def main(argv) -> int:
+    return dispatch("robodyn-ros demo", __doc__, DEMOS, argv, _old_spelling)
