@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.stewart import StewartPlatform, rotations
+from robodyn_ros.stewart import StewartPlatform
+from robodyn_ros.spatial import rotations
 from robodyn_ros.apps.stewart_path import PAPER_PATHS
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "stewart_dasgupta.yaml"

@@ -112,7 +112,7 @@ def test_the_bottom_layers_import_nothing_of_the_package_above_them(module):
 # The three wings (doc/architecture.md): the library at the bottom, the ROS adapters above it, the
 # applications on top; the plumbing every wing uses under all of them.
 PLUMBING = ("plumbing",)
-LIBRARY = ("dynamics", "control", "stewart", "sim", "identification")
+LIBRARY = ("dynamics", "control", "stewart", "sim", "identification", "spatial")
 NODES = ("nodes",)
 APPS = ("apps",)
 

@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # every module of the library and the plumbing, and the applications' modules that need no ROS
 CORE = sorted(
     ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-    for wing in ("plumbing", "dynamics", "control", "stewart", "sim", "identification")
+    for wing in ("plumbing", "spatial", "dynamics", "control", "stewart", "sim", "identification")
     for path in (ROOT / "robodyn_ros" / wing).rglob("*.py")) + [
     "robodyn_ros.nodes.parameters", "robodyn_ros.apps.cli", "robodyn_ros.apps.demos",
     "robodyn_ros.apps.processes", "robodyn_ros.apps.complexity", "robodyn_ros.apps.stewart_path",

@@ -13,7 +13,7 @@ from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectory
 
 from robodyn_ros.nodes.cartesian import IK_POSITION_TOLERANCE
 from robodyn_ros.nodes.common import stamp_parts
-from robodyn_ros.stewart.rotations import matrix_quaternion
+from robodyn_ros.spatial.rotations import matrix_quaternion
 
 from conftest import JOINTS, wait_for_subscriber
 

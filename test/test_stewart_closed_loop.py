@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from stewart_cases import GOOD
 
-from robodyn_ros.stewart import StewartPlatform, rotations
+from robodyn_ros.stewart import StewartPlatform
+from robodyn_ros.spatial import rotations
 from robodyn_ros.stewart.force_loop import Forces, ForceLoop, Idle, Level, Limits, Withheld
 from robodyn_ros.stewart.plant import SimulatedPlatform, StepError, with_payload
 from robodyn_ros.stewart.tracking import Gains, estimate
@@ -294,7 +295,7 @@ def test_on_path_i_the_sampled_law_leaves_the_error_of_its_hold(sp):
     # hold's lag, M_F^-1 F' T / (2 Kp) (tracking.hold_error, from the model alone); 4 s of the
     # path hold every axis' largest (the rotation's blend ends at 1 s, the translation's at 3.54 s)
     from robodyn_ros.apps.stewart_path import PAPER_PATHS
-    from robodyn_ros.stewart.setpoints import PoseTrajectory
+    from robodyn_ros.spatial.trajectory import PoseTrajectory
     from robodyn_ros.stewart.tracking import hold_error
     from robodyn_ros.apps.demos.stewart import path_i
 

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from stewart_cases import GOOD, det_h, good_forces, platform, singular_pose_on_path_iii
 
-from robodyn_ros.stewart import rotations
+from robodyn_ros.spatial import rotations
 from robodyn_ros.stewart.force_loop import (LEG_NAMES, MAX_WRENCH, Disabled, ForceLoop, Forces,
                                             Idle, Level, Limits, Rejection, Withheld)
 from robodyn_ros.apps.stewart_path import PAPER_PATHS
-from robodyn_ros.stewart.setpoints import PoseTrajectory
+from robodyn_ros.spatial.trajectory import PoseTrajectory
 
 LIMITS = Limits(condition_warning=1.0e3, condition_limit=1.0e4, force_limit=0.0,
                 quaternion_tolerance=1.0e-3)   # the node's defaults

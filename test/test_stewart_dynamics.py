@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robodyn_ros.stewart import StewartPlatform, rotations
+from robodyn_ros.stewart import StewartPlatform
+from robodyn_ros.spatial import rotations
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "stewart_dasgupta.yaml"
 

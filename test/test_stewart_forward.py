@@ -7,7 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from robodyn_ros.stewart import SingularPoseError, integrate, rotations
+from robodyn_ros.stewart import SingularPoseError, integrate
+from robodyn_ros.spatial import rotations
 from test_stewart_dynamics import axisymmetric_platform, pose_curve, random_state
 from test_stewart_universal import PAPER, REALISABLE, energy_and_dissipation, load
 

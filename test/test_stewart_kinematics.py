@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros.stewart import ForwardKinematicsError, LinearParabolicPath, StewartPlatform
-from robodyn_ros.stewart import rotations
+from robodyn_ros.spatial import rotations
 from robodyn_ros.apps.stewart_path import PAPER_PATHS
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "stewart_dasgupta.yaml"

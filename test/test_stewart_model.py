@@ -11,7 +11,7 @@ import yaml
 from robodyn_ros.plumbing.resources import find_share_file
 from robodyn_ros.stewart import PlatformFileError, PlatformWarning, StewartPlatform
 from robodyn_ros.apps import stewart_path as path_study
-from robodyn_ros.stewart.rotations import rpy_matrix
+from robodyn_ros.spatial.rotations import rpy_matrix
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "stewart_dasgupta.yaml"
 

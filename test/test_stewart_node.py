@@ -26,12 +26,11 @@ from std_srvs.srv import SetBool  # noqa: E402
 from stewart_cases import GOOD, good_forces, platform, singular_pose_on_path_iii  # noqa: E402
 from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint  # noqa: E402
 
-from robodyn_ros.nodes.common import ConfigurationError  # noqa: E402
-from robodyn_ros.nodes.stewart_platform import (StewartPlatformNode, point_arrays,  # noqa: E402
-                                                schema)
-from robodyn_ros.stewart import rotations  # noqa: E402
 from robodyn_ros.apps.stewart_path import PAPER_PATHS  # noqa: E402
-from robodyn_ros.stewart.setpoints import PoseTrajectory, SetpointError  # noqa: E402
+from robodyn_ros.nodes.common import ConfigurationError, point_arrays  # noqa: E402
+from robodyn_ros.nodes.stewart_platform import StewartPlatformNode, schema  # noqa: E402
+from robodyn_ros.spatial import rotations  # noqa: E402
+from robodyn_ros.spatial.trajectory import PoseTrajectory, SetpointError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 WAIT = 10.0  # s: how long to wait for a message before failing (not a timing requirement)

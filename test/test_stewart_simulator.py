@@ -23,7 +23,8 @@ from trajectory_msgs.msg import MultiDOFJointTrajectoryPoint  # noqa: E402
 from robodyn_ros.nodes.common import ConfigurationError  # noqa: E402
 from robodyn_ros.nodes.stewart_platform import StewartPlatformNode  # noqa: E402
 from robodyn_ros.nodes.stewart_simulator import StewartSimulator  # noqa: E402
-from robodyn_ros.stewart import StewartPlatform, rotations  # noqa: E402
+from robodyn_ros.spatial import rotations  # noqa: E402
+from robodyn_ros.stewart import StewartPlatform  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REALISABLE = str(ROOT / "config" / "stewart_dasgupta_realisable.yaml")

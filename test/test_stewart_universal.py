@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import yaml
 
-from robodyn_ros.stewart import PlatformFileError, StewartPlatform, rotations
+from robodyn_ros.stewart import PlatformFileError, StewartPlatform
+from robodyn_ros.spatial import rotations
 from test_stewart_dynamics import SmoothMotion, deriv, leg_frame, pose_curve, random_state
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -78,3 +78,14 @@ def load_law(name: str) -> type[ControlLaw]:
     if not (isinstance(cls, type) and issubclass(cls, ControlLaw)):
         raise TypeError(f"control law '{name}' ({laws[name].value}) is not a ControlLaw subclass")
     return cls
+
+
+def takes_target(law) -> bool:
+    """Whether ``law`` tracks a Cartesian target (``set_target`` and ``clear_target``)."""
+    return hasattr(law, "set_target") and hasattr(law, "clear_target")
+
+
+def task_link(law) -> str | None:
+    """The law's task frame (None: the tip)."""
+    link = getattr(law, "params", {}).get("task_link") if takes_target(law) else None
+    return link or None

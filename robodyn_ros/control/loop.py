@@ -35,7 +35,7 @@ import numpy as np
 from ..plumbing.kernels import FLOAT64, NDARRAY
 from ..plumbing.reasons import CountedEvent, bounded
 from .joints import JointOrder
-from .law import ControlLaw, load_law
+from .law import ControlLaw, load_law, takes_target
 from .laws import GravityCompensation
 from .cycle_steps import SATURATE, TAKE_STATE
 from .cycle_steps import warm_up as warm_up_cycle_steps
@@ -161,6 +161,8 @@ class ControlLoop:
         self._latest: float | None = None  # its time (the stamp, else the clock at arrival)
         self.received: float | None = None  # steady time of the last valid state
         self.reference: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # last cycle's
+        # called whenever a joint reference takes over from a task-space law's Cartesian target
+        self.on_joint_reference: Callable[[], None] = lambda: None
         self.time = 0.0  # the last cycle's time on the reference clock
         self._sampler: TrajectorySampler | None = None
         #: (start, end) of the trajectory being followed on the reference clock; None when holding
@@ -340,6 +342,7 @@ class ControlLoop:
         begin = start or now
         self.trajectory_span = (begin, begin + float(trajectory.times[-1]))
         self._setpoint = None
+        self._joint_reference_takes_over()
         return Accepted(f"trajectory of {trajectory.times.size} point(s) accepted, reference "
                         f"ends at t = {self._sampler.end_time:.3f} s")
 
@@ -366,6 +369,7 @@ class ControlLoop:
         self._setpoint = tuple(parts)
         self._sampler.hold(parts[0], self._clock())  # a later trajectory splices from here
         self.trajectory_span = None
+        self._joint_reference_takes_over()
         return Accepted()
 
     def _outside_limits(self, positions: np.ndarray) -> str:
@@ -397,6 +401,13 @@ class ControlLoop:
         self._sampler.hold(self.q, self._clock())
         self._law.reset()
         self._last_t = None
+        self._joint_reference_takes_over()
+
+    def _joint_reference_takes_over(self) -> None:
+        """A trajectory, a reference or a hold replaces a task-space law's Cartesian target."""
+        if takes_target(self._law):
+            self._law.clear_target()
+        self.on_joint_reference()
 
     def reject(self, reason: str) -> Rejection:
         """Count and log a refused input (also one the adapter refused before the loop saw it)."""

@@ -30,109 +30,19 @@ object of a task-space law (a gain change) gets the target again, a law of anoth
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from trajectory_msgs.msg import MultiDOFJointTrajectory
 
-from ..dynamics.urdf import chain_layout
-from ..stewart.rotations import log_so3, matrix_quaternion, quaternion_matrix
-from ..stewart.setpoints import PoseTrajectory, check_states
-from .common import stamp_seconds
-from .description import robot_description_source
-from .stewart_platform import point_arrays
+from ..control.inverse_kinematics import unreachable
+from ..control.law import takes_target, task_link
+from ..spatial.rotations import matrix_quaternion
+from ..spatial.trajectory import PoseTrajectory, check_poses
+from .common import point_arrays, stamp_seconds
 
 QUATERNION_TOLERANCE = 1e-3
-IK_ITERATIONS, IK_POINT_ITERATIONS = 200, 30
-IK_POSITION_TOLERANCE, IK_ORIENTATION_TOLERANCE = 1e-3, 1e-2   # m, rad
-IK_SPACING = 0.01, 0.05   # m, rad: trajectory points closer than this to the last one solved are skipped
-_DAMPING = 1e-2                      # λ of the IK's damped least squares
-_STEP = 0.1                          # m (and rad) at most per IK iteration
-_NO_LEGS = SimpleNamespace(leg_length_limits=None)   # check_states' platform: no legs to check
 _ZERO6 = np.zeros(6)
 
-
-# ------------------------------------------------------------------ ROS-free: the checks
-
-def takes_target(law) -> bool:
-    return hasattr(law, "set_target") and hasattr(law, "clear_target")
-
-
-def task_link(law) -> str | None:
-    """The law's task frame (None: the tip)."""
-    link = getattr(law, "params", {}).get("task_link") if takes_target(law) else None
-    return link or None
-
-
-def reach(model, link=None) -> tuple[np.ndarray, float]:
-    """The first joint's axis origin (base frame) and an upper bound of the distance from it to
-    the origin of ``link``'s frame: the sum of the distances between successive joint frames (and
-    to the tip), plus each prismatic joint's travel."""
-    k = model.frame_index(link)
-    lengths = [np.linalg.norm(model.links[i].pre[:3, 3]) for i in range(1, min(k + 1, model.dof))]
-    if k == model.dof:
-        lengths.append(np.linalg.norm(model.tip[:3, 3]))
-    travel = [max(abs(model.lower[i]), abs(model.upper[i])) for i in range(min(k + 1, model.dof))
-              if model.joint_types[i] == "prismatic"]
-    return model.links[0].pre[:3, 3].copy(), float(sum(lengths) + sum(travel))
-
-
-def solve(model, link, q, position, rotation, iterations):
-    """Damped least squares from ``q`` towards the pose, each step clipped into the joint limits:
-    (q reached, position residual m, orientation residual rad)."""
-    q, zero = np.array(q, dtype=float), np.zeros(model.dof)
-    for k in range(iterations + 1):
-        pose, J, _, _ = model.frame_motion(q, zero, link)
-        e = np.concatenate([position - pose[:3, 3], log_so3(rotation @ pose[:3, :3].T)])
-        size = np.linalg.norm(e)
-        if k == iterations or (np.linalg.norm(e[:3]) < 0.1 * IK_POSITION_TOLERANCE
-                               and np.linalg.norm(e[3:]) < 0.1 * IK_ORIENTATION_TOLERANCE):
-            break
-        e *= min(1.0, _STEP / size)
-        q = np.clip(q + J.T @ np.linalg.solve(J @ J.T + _DAMPING ** 2 * np.eye(6), e),
-                    model.lower, model.upper)
-    return q, float(np.linalg.norm(e[:3])), float(np.linalg.norm(e[3:]))
-
-
-def unreachable(model, link, q, positions, quaternions) -> str:
-    """Why the poses (K x 3 positions, K x 4 unit quaternions) cannot be reached from ``q``, or ''."""
-    origin, longest = reach(model, link)
-    distance = np.linalg.norm(positions - origin, axis=1)
-    if np.any(distance > longest):
-        i = int(np.argmax(distance > longest))
-        return (f"point {i}: outside the workspace, {distance[i]:.4g} m from the first joint's "
-                f"axis, the arm reaches {longest:.4g} m")
-    rotations, last = quaternion_matrix(quaternions), None
-    for i in range(len(positions)):
-        if last is not None and i < len(positions) - 1 and (
-                np.linalg.norm(positions[i] - positions[last]) < IK_SPACING[0] and 2.0 * np.arccos(
-                    min(abs(quaternions[i] @ quaternions[last]), 1.0)) < IK_SPACING[1]):
-            continue   # close to the last point solved: the path between is not checked anyway
-        last = i
-        q, dp, dr = solve(model, link, q, positions[i], rotations[i],
-                          IK_ITERATIONS if i == 0 else IK_POINT_ITERATIONS)
-        if dp > IK_POSITION_TOLERANCE or dr > IK_ORIENTATION_TOLERANCE:
-            at = [name for name, v, lo, hi in zip(model.joint_names, q, model.lower, model.upper)
-                  if v <= lo or v >= hi]
-            return (f"point {i}: not reached within the joint limits (damped least squares from "
-                    f"the measured configuration): residual {dp:.3g} m, {dr:.3g} rad"
-                    + (f", at the limit: {', '.join(at)}" if at else ""))
-    return ""
-
-
-def chain_ends(params, published) -> tuple[str, str]:
-    """The chain's root and tip link names in the URDF the node's model came from."""
-    if published is not None and not (params["robot_description"].strip() or params["urdf_file"]):
-        source, xacro_args = published, []
-    else:
-        source, xacro_args = robot_description_source(params)
-    layout = chain_layout(source, params["root_link"] or None, params["tip_link"] or None,
-                          xacro_args)
-    return layout.root_link, layout.tip_link
-
-
-# ------------------------------------------------------------------ the adapter
 
 def _xyz(v):
     return [v.x, v.y, v.z]
@@ -146,6 +56,7 @@ class CartesianInterface:
     def __init__(self, node, loop, clock, base: str, tip: str):
         self._node, self._loop, self._clock, self.base, self.tip = node, loop, clock, base, tip
         self._law = loop.law
+        loop.on_joint_reference = self._forget
         self._goal = None         # (position, quaternion, twist, acceleration) as last set
         self._trajectory = None   # (PoseTrajectory, start on the clock)
         self._wrench = None
@@ -185,9 +96,9 @@ class CartesianInterface:
         if not reason:
             p, o = msg.pose.position, msg.pose.orientation
             try:
-                quaternion = check_states(_NO_LEGS, np.array([[p.x, p.y, p.z]]),
-                                 np.array([[o.x, o.y, o.z, o.w]]), [np.zeros((1, 3))] * 4,
-                                 QUATERNION_TOLERANCE)
+                quaternion = check_poses(np.array([[p.x, p.y, p.z]]),
+                                         np.array([[o.x, o.y, o.z, o.w]]), [np.zeros((1, 3))] * 4,
+                                         QUATERNION_TOLERANCE)
             except ValueError as exc:
                 reason = str(exc).removeprefix("point 0: ")
             else:
@@ -239,7 +150,7 @@ class CartesianInterface:
         times = np.array([stamp_seconds(p.time_from_start, f"point {i} time_from_start")
                           for i, p in enumerate(msg.points)])
         positions, quaternions, rates = point_arrays(msg.points)
-        quaternions = check_states(_NO_LEGS, positions, quaternions, rates, QUATERNION_TOLERANCE)
+        quaternions = check_poses(positions, quaternions, rates, QUATERNION_TOLERANCE)
         reason = unreachable(self._loop.model, task_link(self._loop.law), self._loop.q,
                              positions, quaternions)
         if reason:
@@ -267,11 +178,10 @@ class CartesianInterface:
         self._goal = (position, quaternion, twist, acceleration)
         self._loop.law.set_target(position, quaternion, twist, acceleration)
 
-    def clear(self):
-        """Back to the joint reference (a joint trajectory, a joint reference or a hold)."""
+    def _forget(self):
+        """The loop dropped the law's target for a joint reference (a joint trajectory, a joint
+        reference, a hold): no target to give a new law, no trajectory to sample."""
         self._goal = self._trajectory = None
-        if takes_target(self._loop.law):
-            self._loop.law.clear_target()
 
     # ------------------------------------------------------------ the cycle
     def before_cycle(self):

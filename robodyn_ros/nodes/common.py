@@ -19,8 +19,11 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from .parameters import ParamSpec
+import numpy as np
+
 from ..plumbing.reasons import CountedEvent, bounded
+from ..spatial.trajectory import SetpointError
+from .parameters import ParamSpec
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 #: Messages a simulator's state and /clock publishers keep (KEEP_LAST) for a reader that lags
@@ -233,3 +236,26 @@ class Diagnostics:
             msg.status.append(diagnostic_status(f"{self._node.get_name()}: {TIMING_STATUS}",
                                                 self._hardware_id, *timing))
         self._publisher.publish(msg)
+
+
+def vector(v):
+    return [v.x, v.y, v.z]
+
+
+def point_arrays(points):
+    """Positions (K,3), quaternions (K,4) and the four rate arrays (K,3) (linear and angular
+    velocity, linear and angular acceleration; zero when absent) of MultiDOFJointTrajectoryPoints.
+    SetpointError naming the point if one has not exactly one transform, or several velocities or
+    accelerations."""
+    for i, pt in enumerate(points):
+        if len(pt.transforms) != 1:
+            raise SetpointError(f"point {i}: needs exactly one transform, has "
+                                f"{len(pt.transforms)}")
+        if len(pt.velocities) > 1 or len(pt.accelerations) > 1:
+            raise SetpointError(f"point {i}: at most one velocity and one acceleration")
+    pos = np.array([vector(pt.transforms[0].translation) for pt in points]).reshape(-1, 3)
+    quats = np.array([[r.x, r.y, r.z, r.w] for r in (pt.transforms[0].rotation for pt in points)])
+    rates = [np.array([vector(getattr(getattr(pt, field)[0], part)) if getattr(pt, field)
+                       else [0.0, 0.0, 0.0] for pt in points]).reshape(-1, 3)
+             for field in ("velocities", "accelerations") for part in ("linear", "angular")]
+    return pos, quats.reshape(-1, 4), rates

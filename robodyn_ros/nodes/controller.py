@@ -34,8 +34,8 @@ from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure
 from ..dynamics import warm_up
 from .parameters import controller_schema, node_schema
 from .common import ConfigurationError, Diagnostics, stamp_parts, stamp_seconds, unanswered
-from .description import DESCRIPTION_QOS, describes_robot, load_model
-from .cartesian import CartesianInterface, chain_ends
+from .description import DESCRIPTION_QOS, chain_ends, describes_robot, load_model
+from .cartesian import CartesianInterface
 from .controller_state import ControllerStatePublisher
 from .estimates import EstimatesInterface, carry_over, drift
 from .lifecycle import SUCCESS, ManagedNode, spin
@@ -128,7 +128,7 @@ class ComputedTorqueController(ManagedNode):
             if self._action is None:  # one for the node's life (TrajectoryAction says why)
                 self._action = TrajectoryAction(self)
             self._action.attach(self.loop, self._tolerances(order.dof),
-                                1.0 / p["action_monitor_rate"], self._cartesian.clear)
+                                1.0 / p["action_monitor_rate"])
         cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
         source = p["urdf_file"] or ("robot_description parameter" if p["robot_description"].strip()
                                     else "/robot_description")
@@ -206,7 +206,6 @@ class ComputedTorqueController(ManagedNode):
             return
         self._state_time = header
         if result.note:  # after an outage or a jump of time back: holding the measured position
-            self._cartesian.clear()
             self.get_logger().info(result.note)
             if self._action is not None:
                 self._action.preempt(result.note)
@@ -227,21 +226,16 @@ class ComputedTorqueController(ManagedNode):
             return self.loop.reject(f"trajectory: {exc}")
         result = self.loop.set_trajectory(trajectory, start)
         if not isinstance(result, Rejection):
-            self._cartesian.clear()
             if self._action is not None:
                 self._action.preempt("Current goal preempted by a trajectory on the topic.")
             self.get_logger().info(result.note)
 
     def _on_reference(self, msg: JointTrajectoryPoint):
-        if not isinstance(self.loop.set_reference(msg.positions, msg.velocities,
-                                                  msg.accelerations), Rejection):
-            self._cartesian.clear()
+        self.loop.set_reference(msg.positions, msg.velocities, msg.accelerations)
 
     # ------------------------------------------------------------------ services
     def _on_enable(self, request, response):
         response.success = True
-        if request.data and not self.loop.enabled:  # the loop holds where the arm is now
-            self._cartesian.clear()
         response.message = self.loop.enable(request.data)
         self.get_logger().info(response.message)
         return response
@@ -249,8 +243,6 @@ class ComputedTorqueController(ManagedNode):
     def _on_hold(self, request, response):
         result = self.loop.hold()
         response.success = not isinstance(result, Rejection)
-        if response.success:
-            self._cartesian.clear()
         response.message = result.reason if isinstance(result, Rejection) else result.note
         return response
 

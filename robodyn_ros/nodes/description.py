@@ -10,6 +10,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from ..dynamics.urdf import chain_layout
 from .common import WARN, ConfigurationError, Diagnostics, Parameters
 
 
@@ -83,3 +84,14 @@ def load_model(params: Parameters, published: str | None = None):
                                     tip_link=params["tip_link"] or None, xacro_args=xacro_args)
     except (ValueError, KeyError, OSError) as exc:
         raise ConfigurationError(f"cannot build the robot model from the URDF: {exc}") from exc
+
+
+def chain_ends(params, published) -> tuple[str, str]:
+    """The chain's root and tip link names in the URDF the node's model came from."""
+    if published is not None and not (params["robot_description"].strip() or params["urdf_file"]):
+        source, xacro_args = published, []
+    else:
+        source, xacro_args = robot_description_source(params)
+    layout = chain_layout(source, params["root_link"] or None, params["tip_link"] or None,
+                          xacro_args)
+    return layout.root_link, layout.tip_link

@@ -53,11 +53,10 @@ from ..control.joints import JointOrder
 from ..dynamics.description import read_description
 from .parameters import node_schema
 from ..plumbing.reasons import bounded
-from .cartesian import chain_ends
 from .lifecycle import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
                      STATE_HISTORY, Parameters, steady_clock)
-from .description import load_model, robot_description_source, when_described
+from .description import chain_ends, load_model, robot_description_source, when_described
 from .messages import SerializedJointState
 
 # s (wall) before an unanswered state is published again: long beside any answer's delay, since

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import warnings
 
-import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -25,11 +24,11 @@ from .parameters import node_schema
 from ..stewart import PlatformFileError, StewartPlatform, warm_up
 from ..stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Level, Limits,
                                   Rejection, Withheld)
-from ..stewart.setpoints import SetpointError
+from ..spatial.trajectory import SetpointError
 from ..stewart.tracking import Gains
 from .lifecycle import ManagedNode, spin
-from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
-                     stamp_seconds, unanswered)
+from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics, point_arrays,
+                     stamp_seconds, unanswered, vector)
 
 DIAGNOSTIC_LEVEL = {Level.OK: OK, Level.WARN: WARN, Level.ERROR: ERROR}
 
@@ -38,29 +37,6 @@ DIAGNOSTIC_LEVEL = {Level.OK: OK, Level.WARN: WARN, Level.ERROR: ERROR}
 def schema():
     """The node's parameters (robodyn_ros/params/stewart_platform.yaml)."""
     return node_schema("stewart_platform")
-
-
-def _vec(v):
-    return [v.x, v.y, v.z]
-
-
-def point_arrays(points):
-    """Positions (K,3), quaternions (K,4) and the four rate arrays (K,3) (linear and angular
-    velocity, linear and angular acceleration; zero when absent) of MultiDOFJointTrajectoryPoints.
-    SetpointError naming the point if one has not exactly one transform, or several velocities or
-    accelerations."""
-    for i, pt in enumerate(points):
-        if len(pt.transforms) != 1:
-            raise SetpointError(f"point {i}: needs exactly one transform, has "
-                                f"{len(pt.transforms)}")
-        if len(pt.velocities) > 1 or len(pt.accelerations) > 1:
-            raise SetpointError(f"point {i}: at most one velocity and one acceleration")
-    pos = np.array([_vec(pt.transforms[0].translation) for pt in points]).reshape(-1, 3)
-    quats = np.array([[r.x, r.y, r.z, r.w] for r in (pt.transforms[0].rotation for pt in points)])
-    rates = [np.array([_vec(getattr(getattr(pt, field)[0], part)) if getattr(pt, field)
-                       else [0.0, 0.0, 0.0] for pt in points]).reshape(-1, 3)
-             for field in ("velocities", "accelerations") for part in ("linear", "angular")]
-    return pos, quats.reshape(-1, 4), rates
 
 
 def _input(what):
@@ -187,7 +163,7 @@ class StewartPlatformNode(ManagedNode):
 
     @_input("external wrench")
     def on_wrench(self, msg):
-        return self.loop.external_wrench(_vec(msg.wrench.force), _vec(msg.wrench.torque))
+        return self.loop.external_wrench(vector(msg.wrench.force), vector(msg.wrench.torque))
 
     @_input("leg measurement")
     def on_legs_measured(self, msg):

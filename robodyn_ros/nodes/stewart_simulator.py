@@ -35,7 +35,8 @@ from std_msgs.msg import Float64MultiArray
 from .parameters import node_schema
 from ..plumbing.reasons import bounded
 from ..plumbing.resources import find_share_file
-from ..stewart import PlatformFileError, StewartPlatform, rotations, warm_up
+from ..stewart import PlatformFileError, StewartPlatform, warm_up
+from ..spatial import rotations
 from ..stewart.force_loop import LEG_NAMES
 from ..stewart.plant import SimulatedPlatform, StepError, with_payload
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,

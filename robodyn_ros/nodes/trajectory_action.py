@@ -89,7 +89,7 @@ class TrajectoryAction:
     def __init__(self, node):
         self._node = node
         self._loop = self._defaults = None
-        self._on_followed, self._feedback_period = (lambda: None), 1.0
+        self._feedback_period = 1.0
         self._goal: _Goal | None = None
         self._accepted: dict = {}   # goal id -> its _Goal, until its execute callback takes it
         self._validated = None  # (goal, its trajectory, start) of the goal last accepted
@@ -100,12 +100,10 @@ class TrajectoryAction:
             on_refused=self._on_refused)
         self._query = node.create_service(QueryTrajectoryState, "~/query_state", self._on_query)
 
-    def attach(self, loop, defaults: Tolerances, feedback_period: float,
-               on_followed=lambda: None) -> None:
-        """Follow goals on ``loop`` (configure). ``on_followed()``: a goal's trajectory is the
-        loop's reference now (whatever else gave one steps aside: a Cartesian target)."""
+    def attach(self, loop, defaults: Tolerances, feedback_period: float) -> None:
+        """Follow goals on ``loop`` (configure)."""
         self._loop, self._defaults = loop, defaults
-        self._feedback_period, self._on_followed = feedback_period, on_followed
+        self._feedback_period = feedback_period
 
     def detach(self) -> None:
         """The loop goes (cleanup): the running goal is aborted, new ones are refused."""
@@ -157,8 +155,6 @@ class TrajectoryAction:
         self._accepted[bytes(handle.goal_id.uuid)] = self._goal
         if isinstance(accepted, Rejection):  # refused between validation and now (time moved on)
             self._finish(Outcome(INVALID_GOAL, accepted.reason))
-        else:
-            self._on_followed()
         handle.execute()
 
     async def _execute(self, handle):

@@ -26,11 +26,11 @@ from numbers import Real
 import numpy as np
 
 from ..plumbing.reasons import bounded
-from . import rotations
+from ..spatial import rotations
 from .dynamics import InverseDynamicsResult
 from .kinematics import ForwardKinematicsError
 from .model import StewartPlatform
-from .setpoints import PlatformState, PoseTrajectory, SetpointError, check_states
+from ..spatial.trajectory import PoseState, PoseTrajectory, SetpointError, check_poses
 from .tracking import EstimateError, Gains, commanded_acceleration, estimate, pose_error
 
 LEG_NAMES = tuple(f"leg{i}" for i in range(1, 7))
@@ -41,6 +41,20 @@ LEG_NAMES = tuple(f"leg{i}" for i in range(1, 7))
 MAX_WRENCH = 1.0e9
 CONTROL_MODES = ("feedforward", "computed_torque")
 _ZERO = np.zeros(3)
+
+
+def check_states(sp, positions, quaternions, twists_and_accels, quaternion_tolerance):
+    """``check_poses``, then the leg lengths against ``sp.leg_length_limits`` (when set)."""
+    quaternions = check_poses(positions, quaternions, twists_and_accels, quaternion_tolerance)
+    if sp.leg_length_limits is not None:
+        lo, hi = sp.leg_length_limits
+        L = sp.inverse_kinematics(positions, rotations.quaternion_matrix(quaternions)).lengths
+        out = np.any((L < lo) | (L > hi), axis=1)
+        if out.any():
+            i = int(np.argmax(out))
+            raise SetpointError(f"point {i}: leg lengths {np.round(L[i], 4).tolist()} outside "
+                                f"[{lo}, {hi}] m")
+    return quaternions
 
 
 class Level(enum.IntEnum):
@@ -176,7 +190,7 @@ class ForceLoop:
         self.clock = clock
         self.control, self.gains, self.measurement_timeout = control, gains, measurement_timeout
         self.enabled = True
-        self.target: PlatformState | PoseTrajectory | None = None
+        self.target: PoseState | PoseTrajectory | None = None
         self.trajectory_start = 0.0
         self.wrench = (_ZERO, _ZERO)
         self.last_rejection: Rejection | None = None   # cleared when a target is accepted
@@ -216,7 +230,7 @@ class ForceLoop:
                              self.limits.quaternion_tolerance)
         except SetpointError as exc:
             return self.reject("setpoint", str(exc).removeprefix("point 0: "))
-        return self._set_state("setpoint", PlatformState(p, q[0], *(r[0] for r in rates)))
+        return self._set_state("setpoint", PoseState(p, q[0], *(r[0] for r in rates)))
 
     def leg_setpoint(self, lengths, names: Sequence[str] = ()) -> Rejection | None:
         """Six leg lengths (legs 1..6, or in the order ``names`` gives), within the platform's
@@ -233,7 +247,7 @@ class ForceLoop:
             t, R = self.platform.forward_kinematics(lengths, guess.position, guess.rotation)
         except (ValueError, ForwardKinematicsError) as exc:
             return self.reject("leg setpoint", f"forward kinematics: {exc}")
-        return self._set_state("leg setpoint", PlatformState(
+        return self._set_state("leg setpoint", PoseState(
             t, rotations.matrix_quaternion(R), _ZERO, _ZERO, _ZERO, _ZERO))
 
     def measure(self, lengths, rates, names: Sequence[str] = (), stamp: float = 0.0
@@ -347,7 +361,7 @@ class ForceLoop:
         return ""
 
     # --- evaluation ---------------------------------------------------------------------------
-    def current_state(self, at: float | None = None) -> PlatformState:
+    def current_state(self, at: float | None = None) -> PoseState:
         """The target at clock time ``at`` (default: now)."""
         if isinstance(self.target, PoseTrajectory):
             return self.target.sample((self.clock() if at is None else at) - self.trajectory_start)
@@ -408,7 +422,7 @@ class ForceLoop:
             return Disabled(level, message, values)
         return Forces(level, message, values, r)
 
-    def _estimate(self, desired: PlatformState):
+    def _estimate(self, desired: PoseState):
         """The measured state; EstimateError says why there is none (stale, FK failed)."""
         if self.measurement_stale():
             age = ("no leg measurement yet" if self.measurement is None else

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import kernel, rotations
+from . import kernel
+from ..spatial import rotations
 from .poses import pack_poses
 
 

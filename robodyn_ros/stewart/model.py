@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from . import kernel, rotations
+from . import kernel
+from ..spatial import rotations
 from .dynamics import inverse_dynamics as _inverse_dynamics
 
 NLEGS = 6

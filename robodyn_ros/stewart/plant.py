@@ -12,7 +12,7 @@ import dataclasses
 
 import numpy as np
 
-from . import rotations
+from ..spatial import rotations
 from .forward import SingularPoseError, integrate
 from .model import StewartPlatform
 

@@ -28,7 +28,7 @@ from numbers import Real
 
 import numpy as np
 
-from . import rotations
+from ..spatial import rotations
 from .kinematics import ForwardKinematicsError
 
 AXES = ("x", "y", "z", "rx", "ry", "rz")
@@ -93,7 +93,7 @@ def pose_error(position_d, rotation_d, position, rotation) -> np.ndarray:
 
 
 def commanded_acceleration(desired, measured: MeasuredState, gains: Gains):
-    """(a, alpha) = accel_d + Kv e' + Kp e for the desired PlatformState and the measured state."""
+    """(a, alpha) = accel_d + Kv e' + Kp e for the desired PoseState and the measured state."""
     e = pose_error(desired.position, desired.rotation, measured.position, measured.rotation)
     de = np.concatenate([desired.linear_velocity - measured.linear_velocity,
                          desired.angular_velocity - measured.angular_velocity])

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import rotations
+from ..spatial import rotations
 
 
 def blend_time(distance: float, tau_f: float, speed: float) -> float:

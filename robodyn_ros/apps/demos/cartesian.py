@@ -111,7 +111,7 @@ def trajectory_message(kind, size, duration, start_pose, start, frame):
     from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
 
     from robodyn_ros.nodes.common import stamp_parts
-    from robodyn_ros.stewart.rotations import matrix_quaternion
+    from robodyn_ros.spatial.rotations import matrix_quaternion
 
     times = np.arange(round(duration * RATE) + 1) / RATE
     p, v, a = (x @ PLANE for x in path(kind, size, duration, times))
@@ -167,7 +167,7 @@ def run_one(logs, arm, law, args) -> dict:
 
     from robodyn_ros.dynamics import RobotModel
     from robodyn_ros.plumbing.resources import find_share_file
-    from robodyn_ros.stewart.rotations import log_so3
+    from robodyn_ros.spatial.rotations import log_so3
 
     urdf = find_share_file(ARMS[arm][0])
     q0 = ARMS[arm][1]

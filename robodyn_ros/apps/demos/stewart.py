@@ -73,7 +73,7 @@ def parse_args(argv):
 
 def path_i():
     """Path I's knots every KNOT_STEP: times, positions, quaternions and the four rate arrays."""
-    from robodyn_ros.stewart import rotations
+    from robodyn_ros.spatial import rotations
     from robodyn_ros.apps.stewart_path import PAPER_PATHS
     path, _ = PAPER_PATHS["I"]
     s = path.sample(path.times(KNOT_STEP))
@@ -136,8 +136,8 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
     from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
 
     from robodyn_ros.nodes.common import stamp_parts, stamp_seconds
-    from robodyn_ros.stewart import rotations
-    from robodyn_ros.stewart.setpoints import PoseTrajectory
+    from robodyn_ros.spatial import rotations
+    from robodyn_ros.spatial.trajectory import PoseTrajectory
 
     times, positions, quaternions, *rates = knots
     duration = times[-1]

@@ -1,5 +1,6 @@
-"""Validated platform setpoints and time-sampled pose trajectories (what the node receives), free of ROS
-types: arrays in, arrays out, and a SetpointError carrying the reason for a rejection."""
+"""Validated pose setpoints and time-sampled pose trajectories of a frame (the Stewart platform's
+moving frame, an arm's task frame), free of ROS types: arrays in, arrays out, and a SetpointError
+carrying the reason for a rejection."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,8 +15,8 @@ class SetpointError(ValueError):
 
 
 @dataclass(frozen=True)
-class PlatformState:
-    """Pose (position, unit quaternion x y z w), twist and acceleration of the reference point, base
+class PoseState:
+    """Pose (position, unit quaternion x y z w), twist and acceleration of a frame's origin, base
     frame: what inverse dynamics needs."""
 
     position: np.ndarray
@@ -33,12 +34,12 @@ class PlatformState:
         return (self.position, self.rotation, self.linear_velocity, self.angular_velocity,
                 self.linear_acceleration, self.angular_acceleration)
 
-    def at_rest(self) -> "PlatformState":
+    def at_rest(self) -> "PoseState":
         zero = np.zeros(3)
-        return PlatformState(self.position, self.quaternion, zero, zero, zero, zero)
+        return PoseState(self.position, self.quaternion, zero, zero, zero, zero)
 
 
-def check_states(sp, positions, quaternions, twists_and_accels, quaternion_tolerance):
+def check_poses(positions, quaternions, twists_and_accels, quaternion_tolerance):
     """Validate K states given as arrays (K,3), (K,4) and four (K,3); returns the quaternions
     normalised. Raises SetpointError naming the first offending point."""
     arrays = {"position": positions, "orientation": quaternions}
@@ -55,14 +56,6 @@ def check_states(sp, positions, quaternions, twists_and_accels, quaternion_toler
         raise SetpointError(f"point {i}: quaternion norm {norms[i]:.6g} differs from 1 by more "
                             f"than {quaternion_tolerance:g}")
     quaternions = quaternions / norms[:, None]
-    if sp.leg_length_limits is not None:
-        lo, hi = sp.leg_length_limits
-        L = sp.inverse_kinematics(positions, rotations.quaternion_matrix(quaternions)).lengths
-        out = np.any((L < lo) | (L > hi), axis=1)
-        if out.any():
-            i = int(np.argmax(out))
-            raise SetpointError(f"point {i}: leg lengths {np.round(L[i], 4).tolist()} outside "
-                                f"[{lo}, {hi}] m")
     return quaternions
 
 
@@ -90,10 +83,10 @@ class PoseTrajectory:
     def duration(self):
         return self.times[-1]
 
-    def state(self, i) -> PlatformState:
-        return PlatformState(self.p[i], self.q[i], *self.rates[:, i])
+    def state(self, i) -> PoseState:
+        return PoseState(self.p[i], self.q[i], *self.rates[:, i])
 
-    def sample(self, tau) -> PlatformState:
+    def sample(self, tau) -> PoseState:
         if tau <= self.times[0]:
             return self.state(0).at_rest() if tau < self.times[0] else self.state(0)
         if tau >= self.times[-1]:
@@ -107,5 +100,5 @@ class PoseTrajectory:
         else:
             q = (np.sin((1 - u) * angle) * q0 + np.sin(u * angle) * q1) / np.sin(angle)
         lerp = self.rates[:, i] + u * (self.rates[:, i + 1] - self.rates[:, i])
-        return PlatformState(self.p[i] + u * (self.p[i + 1] - self.p[i]), q / np.linalg.norm(q),
+        return PoseState(self.p[i] + u * (self.p[i + 1] - self.p[i]), q / np.linalg.norm(q),
                              *lerp)
