@@ -1,10 +1,10 @@
 """A node with a 1 kHz timer that prints, every 1000 ticks, how many memory blocks Python has
-allocated; spun by ``lifecycle.spin`` as every node process is (test_processes.py)."""
+allocated; spun by ``process.spin`` as every node process is (test_processes.py)."""
 import sys
 
 from rclpy.node import Node
 
-from robodyn_ros.nodes.lifecycle import spin
+from robodyn_ros.nodes.process import spin
 
 
 class AllocatedBlocks(Node):

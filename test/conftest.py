@@ -27,7 +27,7 @@ from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 from robodyn_ros.dynamics import RobotModel  # noqa: E402
 from robodyn_ros.nodes.controller import ComputedTorqueController  # noqa: E402
 from robodyn_ros.nodes.controller_state import TOPIC as STATE_TOPIC  # noqa: E402
-from robodyn_ros.nodes.lifecycle import release  # noqa: E402
+from robodyn_ros.nodes.process import release  # noqa: E402
 from robodyn_ros.nodes.messages import JointTrajectoryControllerState  # noqa: E402
 from robodyn_ros.nodes.simulator import ArmSimulator  # noqa: E402
 from robodyn_ros.plumbing.resources import find_share_file

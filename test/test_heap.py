@@ -1,4 +1,4 @@
-"""The node processes' heap: large blocks go back to the system when freed (lifecycle.spin pins
+"""The node processes' heap: large blocks go back to the system when freed (process.spin pins
 glibc's mmap threshold), whatever the process freed before. Run in a fresh interpreter each:
 the threshold is per process and cannot be read back."""
 import subprocess
@@ -13,7 +13,7 @@ PROGRAM = '''
 import sys
 from pathlib import Path
 if sys.argv[1] == "pinned":
-    from robodyn_ros.nodes.lifecycle import pin_mmap_threshold
+    from robodyn_ros.nodes.process import pin_mmap_threshold
     assert pin_mmap_threshold()
 def rss():
     return int(next(l for l in Path("/proc/self/status").read_text().splitlines()

@@ -11,8 +11,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robodyn_ros.nodes.controller_state import ControllerStatePublisher, SerializedState
-from robodyn_ros.nodes.messages import (MAX_JOINT_STATE_NAMES, JointStateReader,
-                                        SerializedFloat64MultiArray, SerializedJointState)
+from robodyn_ros.nodes.messages import MAX_JOINT_STATE_NAMES, JointStateReader
+from robodyn_ros.nodes.serialized import SerializedFloat64MultiArray, SerializedJointState
 
 
 def _state(names, position, velocity, frame="", sec=12, nanosec=345, effort=()):

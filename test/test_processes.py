@@ -20,7 +20,7 @@ from conftest import URDF
 from robodyn_ros.control.law import available_laws
 from robodyn_ros.nodes.controller import ComputedTorqueController
 from robodyn_ros.nodes.feedforward import EffortFeedforwardNode
-from robodyn_ros.nodes.lifecycle import release
+from robodyn_ros.nodes.process import release
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.usefixtures("ros")

@@ -89,7 +89,9 @@ def test_a_wrench_on_external_wrench_moves_the_arm_and_a_bad_one_is_refused(rig)
         push.publish(msg)
 
     for w, frame, reason in ((PUSH, "link_6", "frame_id 'link_6' is not the base frame 'base_link'"),
-                             (np.r_[np.nan, PUSH[1:]], "", "not finite: [nan,")):
+                             (np.r_[np.nan, PUSH[1:]], "", "not finite: [nan,"),
+                             # finite but absurd: it made every later step fail and froze the arm
+                             (np.r_[1e308, PUSH[1:]], "", "a component beyond 1e+06 N or N·m")):
         count = sim.refused.count
         send(w, frame)
         rig.spin_until(lambda: sim.refused.count > count, what="a refusal")

@@ -40,6 +40,21 @@ class Tolerances:
         return cls(np.full(dof, path), np.zeros(dof), np.full(dof, goal),
                    np.full(dof, stopped_velocity), goal_time)
 
+    @classmethod
+    def from_parameters(cls, params, dof: int) -> Tolerances:
+        """The controller's ``constraints.*`` parameters (JTC's names): a trajectory and a goal
+        tolerance, each one value or one per joint; ValueError naming the parameter."""
+        per_joint = []
+        for name in ("constraints.trajectory", "constraints.goal"):
+            values = np.asarray(params[name] or [0.0], dtype=float)
+            if values.size not in (1, dof) or np.any(values < 0) or not np.all(np.isfinite(values)):
+                raise ValueError(f"{name} must be one value or {dof} (joints order), each >= 0, "
+                                 f"got {params[name]}")
+            per_joint.append(np.broadcast_to(values, (dof,)).copy())
+        return cls(per_joint[0], np.zeros(dof), per_joint[1],
+                   np.full(dof, params["constraints.stopped_velocity_tolerance"]),
+                   params["constraints.goal_time"])
+
 
 def resolve(default: float, given: float) -> float:
     """A goal's tolerance value against the default (control_msgs/JointTolerance)."""

@@ -259,3 +259,11 @@ def point_arrays(points):
                        else [0.0, 0.0, 0.0] for pt in points]).reshape(-1, 3)
              for field in ("velocities", "accelerations") for part in ("linear", "angular")]
     return pos, quats.reshape(-1, 4), rates
+
+
+def other_writers(node, publisher) -> list[str]:
+    """The other nodes publishing on ``publisher``'s topic (by the graph: call it per report, not
+    per message)."""
+    me = node.get_fully_qualified_name()
+    return sorted({f"{i.node_namespace.rstrip('/')}/{i.node_name}" for i in
+                   node.get_publishers_info_by_topic(publisher.topic_name)} - {me})

@@ -1,16 +1,11 @@
 """computed_torque_controller: joint efforts from a control-law plugin (004 eq. 4.1 by default).
 
-A managed node, mapped as ros2_control maps a controller: configure loads the model (from the
-parameters, or from /robot_description when neither is set), compiles and validates; activate
-holds the measured position; deactivate publishes the ``on_deactivate`` command once and stops.
-Inputs: ``/joint_states`` (matched by name), ``~/joint_trajectory`` (JTC rules), ``~/reference``
-(one point in ``joints`` order), with control_msgs ``~/follow_joint_trajectory`` and, for a
-task-space law, Cartesian targets (nodes/cartesian.py). Output: the command on ``command_topic``
-(Float64MultiArray in ``joints`` order, saturated), the controller state and ``/diagnostics``.
-Parameters and topics: doc/computed_torque_controller.md.
-
-This node is an adapter: what it does with a state, a reference or a failing law is
-:class:`robodyn_ros.control.loop.ControlLoop`'s; here messages become arrays and results messages.
+A managed node, mapped as ros2_control maps a controller (configure loads the model and compiles,
+activate holds the measured position, deactivate publishes ``on_deactivate`` once). In:
+``/joint_states``, ``~/joint_trajectory``, ``~/reference``, ``~/follow_joint_trajectory`` and a
+task-space law's Cartesian targets (nodes/cartesian.py); out: ``command_topic``, the controller
+state, ``/diagnostics``. Parameters and topics: doc/computed_torque_controller.md. An adapter: what
+it does with a state, a reference or a failing law is ``control.loop.ControlLoop``'s.
 """
 from __future__ import annotations
 
@@ -33,22 +28,23 @@ from ..control.joints import JointOrder
 from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection, Stale
 from ..dynamics import warm_up
 from .parameters import controller_schema, node_schema
-from .common import ConfigurationError, Diagnostics, stamp_parts, stamp_seconds, unanswered
+from .common import Diagnostics, other_writers, stamp_parts, stamp_seconds, unanswered
 from .description import DESCRIPTION_QOS, chain_ends, describes_robot, load_model
 from .cartesian import CartesianInterface
 from .controller_state import ControllerStatePublisher
 from .estimates import EstimatesInterface, carry_over, drift
-from .lifecycle import SUCCESS, ManagedNode, spin
-from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, JointStateReader,
-                       SerializedFloat64MultiArray, trajectory_from_serialized, trajectory_sizes)
+from .lifecycle import SUCCESS, ManagedNode
+from .process import spin
+from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, JointStateReader, trajectory_from_serialized,
+                       trajectory_sizes)
+from .serialized import SerializedFloat64MultiArray
 from .trajectory_action import DEACTIVATED, TrajectoryAction
 from .watchdog import WatchdogThread
 
 NAME = "computed_torque_controller"
 
 
-def schema(logger=None):
-    """The node's parameters: its file's, then each registered law's."""
+def schema(logger=None):   # the node's parameters: its file's, then each registered law's
     return controller_schema(logger.warning if logger is not None else lambda text: None)
 
 
@@ -79,8 +75,7 @@ class ComputedTorqueController(ManagedNode):
                 self.trigger_activate()
 
     def _now(self) -> float:
-        """The node's clock in seconds: ROS time, which is the system's unless /clock drives it
-        (use_sim_time); time.time() reads the same clock a microsecond faster than rclpy."""
+        """ROS time (s); without /clock that is time.time(), a microsecond faster than rclpy."""
         clock = self.get_clock()
         return clock.now().nanoseconds * 1e-9 if clock.ros_time_is_active else time.time()
 
@@ -127,7 +122,7 @@ class ComputedTorqueController(ManagedNode):
         else:
             if self._action is None:  # one for the node's life (TrajectoryAction says why)
                 self._action = TrajectoryAction(self)
-            self._action.attach(self.loop, self._tolerances(order.dof),
+            self._action.attach(self.loop, Tolerances.from_parameters(p, order.dof),
                                 1.0 / p["action_monitor_rate"])
         cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
         source = p["urdf_file"] or ("robot_description parameter" if p["robot_description"].strip()
@@ -136,18 +131,6 @@ class ComputedTorqueController(ManagedNode):
         self.get_logger().info(f"{type(self.loop.law).__name__} on joints {self.joints}, "
                                f"commands on {p['command_topic']} ({cadence}); model from "
                                f"{source}, link masses [{masses}] kg")
-
-    def _tolerances(self, dof) -> Tolerances:
-        p, per_joint = self.params, []
-        for name in ("constraints.trajectory", "constraints.goal"):
-            values = np.asarray(p[name] or [0.0], dtype=float)
-            if values.size not in (1, dof) or np.any(values < 0) or not np.all(np.isfinite(values)):
-                raise ConfigurationError(f"{name} must be one value or {dof} (joints order), each "
-                                         f">= 0, got {p[name]}")
-            per_joint.append(np.broadcast_to(values, (dof,)).copy())
-        return Tolerances(per_joint[0], np.zeros(dof), per_joint[1],
-                          np.full(dof, p["constraints.stopped_velocity_tolerance"]),
-                          p["constraints.goal_time"])
 
     def activate(self):
         self.loop.activate()
@@ -299,7 +282,7 @@ class ComputedTorqueController(ManagedNode):
         level, message, values = self.loop.report()
         values.update(drift(self.loop.law))
         values.update(self._cartesian.report())
-        others = self._other_writers()
+        others = other_writers(self, self._command_pub)
         values["other writers of the command topic"] = ", ".join(others) or "none"
         if others and level < WARN:
             level, message = WARN, (
@@ -307,12 +290,6 @@ class ComputedTorqueController(ManagedNode):
                 "writers fight over the drive (ros2_control gives a command interface to one "
                 "controller); stop the other or give this controller another command_topic")
         return (level, message, values) if self.active else (WARN, f"inactive ({message})", values)
-
-    def _other_writers(self) -> list[str]:
-        """The other nodes publishing on the command topic (by the graph, once per report)."""
-        me = self.get_fully_qualified_name()
-        return sorted({f"{i.node_namespace.rstrip('/')}/{i.node_name}" for i in
-                       self.get_publishers_info_by_topic(self._command_pub.topic_name)} - {me})
 
 
 def main(args=None):

@@ -12,7 +12,8 @@ import array
 import numpy as np
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .messages import JointTrajectoryControllerState, located, markers, serialized, write_stamp
+from .messages import JointTrajectoryControllerState
+from .serialized import located, markers, serialized, write_stamp
 
 TOPIC = "~/state" if JointTrajectoryControllerState is None else "~/controller_state"
 

@@ -24,7 +24,7 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from ..control.feedforward import EffortFeedforward
 from ..dynamics import warm_up
 from .parameters import node_schema
-from .lifecycle import spin
+from .process import spin
 from .common import OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters
 from .description import load_model, when_described
 from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message

@@ -1,38 +1,20 @@
 """arm_simulator: the arm's forward dynamics integrated by RK4 from the effort commands.
 
-The plant is an engine (robodyn_ros.sim, doc/simulator.md): ``robodyn``, our own forward dynamics,
-or ``mujoco``, MuJoCo loading the same URDF. Both clamp the effort at the URDF's limits and stop the
-joints at its position limits, and count both.
+The plant is an engine (robodyn_ros.sim, doc/simulator.md): ``robodyn`` (our forward dynamics) or
+``mujoco`` (MuJoCo on the same URDF); both clamp efforts and stop joints at the URDF's limits.
 
 Every tick of a wall-clock timer at ``publish_rate`` integrates ``rate / publish_rate`` RK4 steps
 of 1/``rate`` s, holding the latest command (a zero-order hold, as a sampled controller applies
 it), then publishes ``/clock`` and the stamped ``/joint_states``. Simulated time advances by exactly
 the integrated steps, so a late tick slows the simulation instead of skewing it: run the other
-nodes with ``use_sim_time:=true``. Until the first command (and after ``~/reset``) the brakes hold
-the arm where it is; after ``command_timeout`` without a command the effort is zero.
+nodes with ``use_sim_time:=true``. Braked until the first command (and after ``~/reset``); zero
+effort after ``command_timeout`` without one.
 
-With ``lockstep`` a tick integrates only once a command has arrived since the last published
-state (the controller's answer to it): a late answer then delays the simulation instead of
-being replaced by the previous command, so the loop is the sampled-data loop on paper whatever
-the load on the machine. It expects one command per state (the controller's ``rate: 0``). A
-state left unanswered for LOCKSTEP_REPEAT s (wall) is published again, same stamp and values: a
-controller reconfigured meanwhile (cleanup makes new subscriptions) never heard it, and would
-wait for a state while the simulator waits for its answer.
-
-A push from outside: a geometry_msgs/WrenchStamped on ``~/external_wrench``, [f; n] on the tip
-frame's origin in the base frame (frame_id empty or the chain's root link), enters the dynamics as
-τ_ext = J(q)ᵀ w after the effort clamp (robodyn_ros.sim.Engine) and holds until the next one (a
-zero wrench removes it). One in another frame or with NaN/inf is refused, counted and changes
-nothing.
-
-An unmodelled payload (``payload_mass`` at ``payload_com`` in the tip frame) is carried from
-``payload_time`` (simulated) on; setting that parameter at run time schedules a pick-up, which
-takes effect at the first tick at or after it.
-
-``/diagnostics`` reports the real-time factor, the brake, a command timeout, rejected commands,
-the external wrench and refused ones, clamped efforts, position-limit stops and failed integration
-steps. A failed step (a non-finite state, a singular mass matrix) is never published: the state is
-held and the failure reported.
+``lockstep`` (one command per state, a late answer delays the simulation), a push from outside on
+``~/external_wrench`` (τ_ext = J(q)ᵀ w after the effort clamp; refused with the reason in another
+frame, non-finite or beyond ``sim.MAX_WRENCH``), a payload picked up at ``payload_time``,
+``~/reset`` and ``/diagnostics``: doc/arm_simulator.md. A failed step (a non-finite state, a
+singular mass matrix) is never published: the state is held and the failure reported.
 """
 from __future__ import annotations
 
@@ -47,20 +29,20 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from robodyn_ros.dynamics import warm_up
-from robodyn_ros.sim import StepError, make_engine
+from robodyn_ros.sim import StepError, make_engine, wrench_refusal
 
 from ..control.joints import JointOrder
 from ..dynamics.description import read_description
 from .parameters import node_schema
 from ..plumbing.reasons import bounded
-from .lifecycle import spin
+from .process import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
                      STATE_HISTORY, Parameters, steady_clock)
 from .description import chain_ends, load_model, robot_description_source, when_described
-from .messages import SerializedJointState
+from .serialized import SerializedJointState
 
-# s (wall) before an unanswered state is published again: long beside any answer's delay, since
-# a controller that answers the state and then its copy leaves the loop one sample behind
+# s (wall) before an unanswered state is published again: long beside any answer's delay (a
+# controller answering a state and its copy leaves the loop one sample behind)
 LOCKSTEP_REPEAT = 0.5
 
 
@@ -189,8 +171,8 @@ class ArmSimulator(Node):
         if msg.header.frame_id not in ("", self._base):
             return self.refused(f"frame_id '{msg.header.frame_id}' is not the base frame "
                                 f"'{self._base}' (or empty)")
-        if not np.all(np.isfinite(w)):
-            return self.refused(f"not finite: {w.tolist()}")
+        if wrench_refusal(w):
+            return self.refused(wrench_refusal(w))
         self.wrench = w if w.any() else None
         self.get_logger().info(f"external wrench {w.tolist()} (N, N·m, base frame) on the tip"
                                if w.any() else "external wrench removed")
@@ -201,10 +183,8 @@ class ArmSimulator(Node):
         engine = self.engine
         self._at_report = (now, self.time_ns, self.rejected.count, self.integration_failures,
                            engine.clamped, self.refused.count)
-        rejected = self.rejected.count - rejected
-        refused = self.refused.count - refused
-        failed = self.integration_failures - failed
-        clamped = engine.clamped - clamped
+        rejected, refused = self.rejected.count - rejected, self.refused.count - refused
+        failed, clamped = self.integration_failures - failed, engine.clamped - clamped
         values = {
             "engine": engine.name,
             "simulated time (s)": self.time_ns * 1e-9,

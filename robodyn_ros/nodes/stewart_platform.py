@@ -26,7 +26,8 @@ from ..stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Level,
                                   Rejection, Withheld)
 from ..spatial.trajectory import SetpointError
 from ..stewart.tracking import Gains
-from .lifecycle import ManagedNode, spin
+from .lifecycle import ManagedNode
+from .process import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics, point_arrays,
                      stamp_seconds, unanswered, vector)
 

@@ -41,7 +41,7 @@ from ..stewart.force_loop import LEG_NAMES
 from ..stewart.plant import SimulatedPlatform, StepError, with_payload
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
                      STATE_HISTORY, Parameters, steady_clock)
-from .lifecycle import spin
+from .process import spin
 
 
 def schema():

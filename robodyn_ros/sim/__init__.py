@@ -1,9 +1,9 @@
 """Simulation engines behind ``arm_simulator``, free of ROS: each advances (q, qd) by a fixed step
 under a held effort, clamps efforts at the URDF limits and stops the joints at the position limits,
 counting both. ``make_engine`` picks one by name."""
-from .engine import ENGINES, Engine, StepError
+from .engine import ENGINES, MAX_WRENCH, Engine, StepError, wrench_refusal
 
-__all__ = ["ENGINES", "Engine", "StepError", "make_engine"]
+__all__ = ["ENGINES", "MAX_WRENCH", "Engine", "StepError", "make_engine", "wrench_refusal"]
 
 
 def make_engine(name: str, model, dt: float, urdf: str = "", *, payload=None,

@@ -5,6 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 ENGINES = ("robodyn", "mujoco")
+# N and N·m: the largest push from outside a step takes. A thousand times what a person or an
+# arm's payload exerts, far below where τ_ext = Jᵀw and the step overflow: 1e308 was finite, made
+# every later step fail and froze the arm until another wrench replaced it.
+MAX_WRENCH = 1.0e6
+
+
+def wrench_refusal(wrench) -> str:
+    """Why a push from outside ([f; n], six numbers) is no physical one, or ''."""
+    wrench = np.asarray(wrench, dtype=float)
+    if not np.all(np.isfinite(wrench)):
+        return f"not finite: {wrench.tolist()}"
+    if np.any(np.abs(wrench) > MAX_WRENCH):
+        return f"a component beyond {MAX_WRENCH:g} N or N·m: {wrench.tolist()}"
+    return ""
 
 
 class StepError(RuntimeError):

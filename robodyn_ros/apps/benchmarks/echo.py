@@ -1,6 +1,6 @@
 """The latency benchmark's peer: a node that answers every JointState with a fixed command and a
 controller state carrying the state's stamp, and does nothing else. Spun as the controller is
-(``nodes.lifecycle.spin``) and driven by the same driver (``benchmarks.latency``), it measures what
+(``nodes.process.spin``) and driven by the same driver (``benchmarks.latency``), it measures what
 rclpy, the executor and DDS alone cost on this machine: the floor under the controller's latency.
 
     python -m robodyn_ros.apps.benchmarks.echo
@@ -12,8 +12,8 @@ from std_msgs.msg import Float64MultiArray
 
 from ...nodes.controller import NAME
 from ...nodes.controller_state import TOPIC, ControllerStatePublisher, SerializedState
-from ...nodes.lifecycle import spin
-from ...nodes.messages import SerializedFloat64MultiArray, read_stamp
+from ...nodes.process import spin
+from ...nodes.serialized import SerializedFloat64MultiArray, read_stamp
 from .latency import COMMAND_TOPIC, JOINTS
 
 

@@ -121,7 +121,7 @@ def _drive(procs: NodeProcesses, duration, listen=True):
     from std_msgs.msg import Float64MultiArray
 
     from robodyn_ros.nodes.controller_state import TOPIC, ControllerStatePublisher
-    from robodyn_ros.nodes.messages import SerializedJointState
+    from robodyn_ros.nodes.serialized import SerializedJointState
 
     rclpy.init()
     node = Node("bench_joint_state_driver")
