@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros.apps import demos
-from robodyn_ros.apps.demos.cartesian import ORIENTATION_BOUND, POSITION_BOUND, PUSH, path
+from robodyn_ros.apps.demos.cartesian import ORIENTATION_BOUND, POSITION_BOUND, PUSH, judged, path
 
 
 @pytest.mark.parametrize("kind", ["circle", "square"])
@@ -44,9 +44,10 @@ def test_operational_space_follows_the_circle_on_the_panda_within_the_bounds(tmp
 def test_a_push_moves_the_impedance_by_k_inverse_w_on_the_panda(tmp_path):
     out = tmp_path / "push.json"
     # the smallest, shortest circle that is still a path: the push after it is what is tested
-    demos.main(["cartesian", "--path", "circle", "--arm", "panda", "--law", "cartesian_impedance",
-               "--size", "0.02", "--duration", "1", "--json", str(out)])
-    (run,) = json.loads(out.read_text())["runs"]
+    status = demos.main(["cartesian", "--path", "circle", "--arm", "panda", "--law",
+                         "cartesian_impedance", "--size", "0.02", "--duration", "1", "--json", str(out)])
+    result = json.loads(out.read_text())
+    (run,) = result["runs"]
     push = run["push"]
     assert push["wrench"] == PUSH.tolist() and push["settled"]
     compliance = np.asarray(push["k_inverse_w_m"])
@@ -58,4 +59,18 @@ def test_a_push_moves_the_impedance_by_k_inverse_w_on_the_panda(tmp_path):
     assert push["ratio"] == pytest.approx(1.0, abs=0.01)
     np.testing.assert_allclose(push["displacement_m"], compliance,
                                atol=0.01 * np.linalg.norm(compliance))
+    # the impedance alone is judged by its push (it was "goal met" with nothing judged)
+    assert result["goal_met"] and status == 0
     assert set(run["exit_codes"].values()) == {0}
+
+
+def test_each_law_is_judged_by_its_own_goal():
+    path_ok = {"law": "operational_space", "within_bound": True, "push": None}
+    unsettled = {"law": "cartesian_impedance", "within_bound": False,
+                 "push": {"settled": False, "ratio": 0.6}}
+    settled = {"law": "cartesian_impedance", "within_bound": False,
+               "push": {"settled": True, "ratio": 0.9999}}
+    # the impedance alone was "goal met" with nothing judged: its push is its goal
+    assert [met for _, met in judged([unsettled])] == [False]
+    assert [met for _, met in judged([settled])] == [True]
+    assert [met for _, met in judged([path_ok, unsettled])] == [True, False]

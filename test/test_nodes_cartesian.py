@@ -11,7 +11,7 @@ from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
 
-from robodyn_ros.nodes.cartesian import IK_POSITION_TOLERANCE
+from robodyn_ros.control.inverse_kinematics import IK_POSITION_TOLERANCE
 from robodyn_ros.nodes.common import stamp_parts
 from robodyn_ros.spatial.rotations import matrix_quaternion
 

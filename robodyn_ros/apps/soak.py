@@ -45,9 +45,9 @@ from pathlib import Path
 from .benchmarks.latency import COMMAND_TOPIC, JOINTS
 from ..control.goal import INVALID_GOAL, SUCCESSFUL
 from .fuzz.inputs import Q0
-from .fuzz.observer import CONTROLLER, PERIOD, SIMULATOR, STATE_TIMEOUT, gap_bound
+from .fuzz.observer import CONTROLLER, STATE_TIMEOUT, gap_bound, start_arm
 from .fuzz.run import STARTUP_TIMEOUT
-from .processes import NodeProcesses, cpu_seconds, loopback_dds, param_list, spin_until, status_kb
+from .processes import NodeProcesses, cpu_seconds, loopback_dds, spin_until, status_kb
 
 NO_ACTION = "control_msgs is not importable here: no FollowJointTrajectory goals, no soak"
 MOVE = (0.3, -0.2, -0.3, 0.4, 0.3, 0.5)  # rad: the second pose, from Q0 (within every limit)
@@ -299,12 +299,7 @@ def run(duration=3600.0, warmup=120.0, goal_period=2.0, interval=60.0, rss_bound
         logs = Path(logs or tmp)
         logs.mkdir(parents=True, exist_ok=True)
         with NodeProcesses(logs) as nodes:
-            nodes.start(SIMULATOR, "robodyn_ros.nodes.simulator", {
-                "urdf_file": urdf, "rate": 1.0 / PERIOD, "initial_position": param_list(Q0),
-                "command_timeout": 0.5})
-            nodes.start(CONTROLLER, "robodyn_ros.nodes.controller", {
-                "urdf_file": urdf, "use_sim_time": "true", "rate": 0.0,
-                "state_timeout": state_timeout})
+            start_arm(nodes, urdf, Q0, state_timeout)
             report["alive_at_end"] = _soak(nodes, report, bound, progress, write)
         report["exit_codes"] = nodes.exit_codes
     report.update(verdict(report))

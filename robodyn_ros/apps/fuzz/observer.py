@@ -37,6 +37,17 @@ def gap_bound(state_timeout: float = STATE_TIMEOUT, period: float = PERIOD) -> f
     return 2 * period + 1.1 * state_timeout
 
 
+def start_arm(nodes, urdf, q0, state_timeout: float) -> None:
+    """The simulated arm at 1 kHz and its controller answering every state, as the fuzz run and
+    the soak put them in service (``nodes``: an ``apps.processes.NodeProcesses``)."""
+    from ..processes import param_list
+    nodes.start(SIMULATOR, "robodyn_ros.nodes.simulator", {
+        "urdf_file": urdf, "rate": 1.0 / PERIOD, "initial_position": param_list(q0),
+        "command_timeout": 0.5})
+    nodes.start(CONTROLLER, "robodyn_ros.nodes.controller", {
+        "urdf_file": urdf, "use_sim_time": "true", "rate": 0.0, "state_timeout": state_timeout})
+
+
 def observe(args=None) -> int:
     """The observer process: check every output until SIGINT, then write the figures as JSON to
     its ``output`` parameter."""

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..processes import loopback_dds, status_kb
 from .inputs import FLOOD_PERIOD, Q0, Fuzzer
-from .observer import CONTROLLER, OBSERVER, PERIOD, SIMULATOR, STATE_TIMEOUT, STEWART, gap_bound
+from .observer import CONTROLLER, OBSERVER, SIMULATOR, STATE_TIMEOUT, STEWART, gap_bound, start_arm
 
 WARMUP = 3.0         # s of valid traffic before the first hostile input
 STARTUP_TIMEOUT = 90.0
@@ -52,7 +52,7 @@ def run(duration: float = 180.0, inputs: int = 100_000, rate: float = 100.0,
     sends only the kinds whose name contains it; a flood goes out every ``flood_period`` s."""
     loopback_dds()   # before anything imports rclpy
     from robodyn_ros.dynamics import warm_up
-    from robodyn_ros.apps.processes import NodeProcesses, param_list
+    from robodyn_ros.apps.processes import NodeProcesses
     from robodyn_ros.plumbing.resources import find_share_file
 
     warm_up()  # fill numba's cache once, so the nodes load it instead of compiling side by side
@@ -62,12 +62,7 @@ def run(duration: float = 180.0, inputs: int = 100_000, rate: float = 100.0,
         logs.mkdir(parents=True, exist_ok=True)
         observed_file = logs / "observed.json"
         with NodeProcesses(logs) as nodes:
-            nodes.start(SIMULATOR, "robodyn_ros.nodes.simulator", {
-                "urdf_file": urdf, "rate": 1.0 / PERIOD, "initial_position": param_list(Q0),
-                "command_timeout": 0.5})
-            nodes.start(CONTROLLER, "robodyn_ros.nodes.controller", {
-                "urdf_file": urdf, "use_sim_time": "true", "rate": 0.0,
-                "state_timeout": state_timeout})
+            start_arm(nodes, urdf, Q0, state_timeout)
             nodes.start(STEWART, "robodyn_ros.nodes.stewart_platform", {})
             with NodeProcesses(logs) as observer:  # stopped first: shutdown is no gap
                 observer.start(OBSERVER, "robodyn_ros.apps.fuzz.observer",
