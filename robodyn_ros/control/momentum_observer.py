@@ -44,7 +44,7 @@ from ..dynamics.base_parameters import base_parameters
 from ..dynamics.inertial_parameters import BODY_COLUMNS, DRIVE_COLUMNS, parameter_names, standard_parameters
 from ..dynamics.joint_frames import inertia, place_joint, rotate_back, to_parent
 from ..dynamics.layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR,
-                               INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC, VISCOUS)
+                               INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRE_ORIGIN, PRISMATIC, VISCOUS)
 from ..kernels import BOOL, C_MATRIX, FLOAT64, INDEX_VECTOR, NDARRAY, VECTOR, Direct, inner_kernel, kernel
 from .gains import per_joint
 
@@ -202,6 +202,11 @@ def _vector(x, n, name):
     return x
 
 
+def _kinematics(P):
+    """The columns of packed parameters that describe the joints and frames, not the bodies."""
+    return np.concatenate([P[:-1, :PRE_ORIGIN + 3].ravel(), P[:-1, PRISMATIC], P[-1]])
+
+
 def _cell(c, n):
     """P's (row, column) of the standard parameter in column c of the regressor."""
     body = len(BODY_COLUMNS) * n
@@ -246,9 +251,12 @@ class MomentumObserver:
             self._P, self._rows, self._cols, self._law = np.array(self.model.params), _NOWHERE, _NOWHERE, None
             return
         model, n = law.model, law.dof
-        if model.joint_names != self.model.joint_names:
-            raise ValueError(f"follow: the law's joints {model.joint_names} are not the observer's "
-                             f"{self.model.joint_names}")
+        mine = self.model.params
+        if (model.joint_names != self.model.joint_names or model.params.shape != mine.shape
+                or not np.array_equal(_kinematics(model.params), _kinematics(mine))):
+            raise ValueError(f"follow: the law's arm ({model.name}, joints {model.joint_names}) "
+                             f"is not the observer's ({self.model.name}, joints "
+                             f"{self.model.joint_names}): other joints or kinematics")
         names = parameter_names(model)
         column = {name: c for c, name in enumerate(names)}
         pi = standard_parameters(model)
@@ -268,13 +276,17 @@ class MomentumObserver:
     def _estimate(self):
         return _NOTHING if self._law is None else self._law.estimates
 
+    def terms(self, q, qd):
+        """(p, β) at (q, q̇) with the current parameters (the law's estimates when following)."""
+        q, qd = _vector(q, self.dof, "q"), _vector(qd, self.dof, "qd")
+        self._P[self._rows, self._cols] = self._estimate()
+        p, beta = np.empty(self.dof), np.empty(self.dof)
+        _MOMENTUM.call(self._P, q, qd, self.friction, p, beta)
+        return p, beta
+
     def reset(self, q, qd) -> None:
         """Start from the state (q, q̇): r = 0 and p(0) from the current parameters."""
-        q, qd = _vector(q, self.dof, "q"), _vector(qd, self.dof, "qd")
-        estimate = self._estimate()
-        for k in range(self._rows.shape[0]):
-            self._P[self._rows[k], self._cols[k]] = estimate[k]
-        _MOMENTUM.call(self._P, q, qd, self.friction, self._state[0], self._state[1])
+        self._state[0], self._state[1] = self.terms(q, qd)
         self.residual[:] = 0.0
         self._started = True
 
