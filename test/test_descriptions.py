@@ -16,7 +16,8 @@ import pytest
 import yaml
 from urdf_parser_py.urdf import URDF
 
-from robodyn_ros.dynamics.urdf_export import dh_to_urdf, main
+from robodyn_ros.apps.urdf_from_dh import main
+from robodyn_ros.dynamics.urdf_export import dh_to_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
 # (URDF, the YAML it is generated from, gazebo variant)

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from robodyn_ros.dynamics import ModelError, RobotModel
-from robodyn_ros.dynamics.urdf_export import dh_to_urdf, main
+from robodyn_ros.apps.urdf_from_dh import main
+from robodyn_ros.dynamics.urdf_export import dh_to_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
 

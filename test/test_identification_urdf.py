@@ -21,6 +21,7 @@ from robodyn_ros.dynamics import ModelError, RobotModel
 from robodyn_ros.dynamics.description import read_description
 from robodyn_ros.identification import regressor, standard_parameters
 from robodyn_ros.identification.urdf_write import identified_urdf, write_identified_urdf
+from robodyn_ros.apps import check_urdf as check_urdf_command
 from robodyn_ros.sim import check_urdf
 from urdf_factory import random_rotation, random_urdf
 
@@ -149,7 +150,7 @@ def test_check_urdf_finds_nothing(case, tmp_path, capsys):
     assert check_urdf.check(xml) == []
     path = tmp_path / "identified.urdf"
     path.write_text(xml, encoding="utf-8")
-    assert check_urdf.main([str(path)]) == 0, capsys.readouterr().out
+    assert check_urdf_command.main([str(path)]) == 0, capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- and otherwise the nominal file

@@ -17,6 +17,7 @@ import yaml
 
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.dynamics.urdf_export import dh_to_urdf
+from robodyn_ros.apps import check_urdf as check_urdf_command
 from robodyn_ros.sim import check_urdf
 
 mujoco = pytest.importorskip("mujoco")
@@ -54,14 +55,14 @@ def test_every_urdf_is_either_simulator_facing_or_a_data_set():
 @pytest.mark.parametrize("urdf", VENDOR)
 def test_a_vendor_urdf_loads_in_mujoco_and_passes_check_urdf(urdf):
     m = mujoco.MjModel.from_xml_path(str(ROOT / urdf))
-    assert check_urdf.main([str(ROOT / urdf)]) == 0
+    assert check_urdf_command.main([str(ROOT / urdf)]) == 0
     assert m.nv == RobotModel.from_urdf(str(ROOT / urdf)).dof
 
 
 @pytest.mark.parametrize("urdf", sorted(SIMULATOR_FACING))
 def test_simulator_facing_urdf_loads_in_mujoco_as_shipped_with_the_data_sets_dynamics(urdf):
     m = mujoco.MjModel.from_xml_path(str(ROOT / urdf))  # unmodified: MuJoCo's own checks
-    assert check_urdf.main([str(ROOT / urdf)]) == 0
+    assert check_urdf_command.main([str(ROOT / urdf)]) == 0
     truth = raw_model(SIMULATOR_FACING[urdf])
     assert m.nv == truth.dof
     m.opt.gravity = truth.gravity     # URDF carries no gravity; MuJoCo's default is -z
@@ -105,7 +106,7 @@ def test_check_urdf_flags_the_raw_puma_links_1_and_3(tmp_path, capsys):
     raw.write_text(dh_to_urdf(raw_spec("config/puma560_dh.yaml")))
     with pytest.raises(ValueError, match="link_1"):
         mujoco.MjModel.from_xml_path(str(raw))  # what check-urdf predicts, said by MuJoCo
-    assert check_urdf.main([str(raw)]) == 1
+    assert check_urdf_command.main([str(raw)]) == 1
     out = capsys.readouterr().out
     flagged = {link: problems for link, _, problems in check_urdf.check(raw.read_text())}
     assert sorted(flagged) == ["link_1", "link_3"]
@@ -120,7 +121,7 @@ def test_check_urdf_flags_the_stanford_data_set_and_mujoco_agrees(capsys):
     urdf = ROOT / "urdf/stanford.urdf"
     with pytest.raises(ValueError, match="positive eigenvalues"):
         mujoco.MjModel.from_xml_path(str(urdf))
-    assert check_urdf.main([str(urdf)]) == 1
+    assert check_urdf_command.main([str(urdf)]) == 1
     assert [link for link, _, _ in check_urdf.check(urdf.read_text())] == ["link_5"]
 
 

@@ -18,7 +18,8 @@ and ``links``; per link ``name``, ``joint`` (revolute, prismatic), ``a``, ``alph
 ``mass``, ``com`` (in DH frame i), ``inertia`` (about the centre of mass, in DH frame i: 3x3,
 [Ixx, Iyy, Izz, Ixy, Iyz, Ixz] or [Ixx, Iyy, Izz]), ``armature``, ``viscous``, ``coulomb`` (a
 magnitude, or [for qd > 0, for qd < 0]) and ``limits`` (``lower``, ``upper``, ``velocity``,
-``effort``). Every value is a number: a string is refused, not converted. An unknown key is refused.
+``effort``), and ``shape``, which the dynamics ignore: the link's outline for a simulator's contacts
+and a viewer (``urdf_export``). Every value is a number: a string is refused, not converted. An unknown key is refused.
 Errors are ``ModelError``s that name the file, the link (numbered from 1) and its joint.
 """
 import numpy as np
@@ -30,7 +31,7 @@ from .transforms import homogeneous, rot_x, rot_z
 CONVENTIONS = ("standard", "modified")
 TABLE_KEYS = ("name", "convention", "gravity", "tool", "links")
 LINK_KEYS = ("name", "joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "armature", "viscous",
-             "coulomb", "limits")
+             "coulomb", "limits", "shape")
 LIMIT_KEYS = ("lower", "upper", "velocity", "effort")
 GRAVITY = (0.0, 0.0, -9.81)
 
@@ -89,8 +90,7 @@ def _parse_link(spec, index, convention, previous):
         raise ModelError(f"{where}: com must be [x, y, z], got {spec.get('com')!r}")
     inertia = inertia_matrix(spec.get("inertia", np.zeros((3, 3))), f"{where}: inertia")
     coulomb = _coulomb(spec.get("coulomb", 0.0), f"{where}: coulomb")
-    screw = homogeneous(rot_z(theta), (0.0, 0.0, d))
-    twist = homogeneous(rot_x(alpha), (a, 0.0, 0.0))
+    screw, twist = _screw_and_twist(a, alpha, d, theta)
     if convention == "standard":
         A = screw @ twist       # joint frame -> DH frame i
         pre, com, inertia = previous, A[:3, :3] @ com + A[:3, 3], A[:3, :3] @ inertia @ A[:3, :3].T
@@ -104,6 +104,20 @@ def _parse_link(spec, index, convention, previous):
     except ModelError as exc:     # the link's own checks name the joint; add the row
         raise ModelError(f"link {index + 1}, {exc}") from None
     return link, A
+
+
+def _screw_and_twist(a, alpha, d, theta):
+    return homogeneous(rot_z(theta), (0.0, 0.0, d)), homogeneous(rot_x(alpha), (a, 0.0, 0.0))
+
+
+def dh_frame_in_joint_frame(spec, convention):
+    """DH frame i in the canonical joint frame i of the link dict ``spec`` (``com`` and ``shape``
+    are given in the former): A_i for standard DH, the identity for modified DH (frame i is the
+    joint frame)."""
+    if convention != "standard":
+        return np.eye(4)
+    screw, twist = _screw_and_twist(*(float(spec.get(k, 0.0)) for k in ("a", "alpha", "d", "theta")))
+    return screw @ twist
 
 
 def chain_from_dh(specs, convention="standard", tool=None, gravity=GRAVITY, name="robot"):

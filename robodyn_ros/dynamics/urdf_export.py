@@ -6,6 +6,10 @@ frame is: the URDF link ``link_i`` is joint frame i (not DH frame i), joint i's 
 ``tool`` transform, becomes a fixed joint to ``tool0``. (For modified DH the joint frame is the DH
 frame itself; for standard DH, ``dh`` has moved each body from DH frame i into it.)
 
+A link's ``shape`` in the table, ``{radius: r, from: [x, y, z], to: [x, y, z]}`` with the points in
+DH frame i (as ``com``), becomes a cylinder of that radius between them, as the link's <visual> and
+<collision>: what a simulator's contacts and a viewer see, and nothing the dynamics read.
+
 URDF has no armature and only symmetric Coulomb friction: ``<dynamics>`` carries the viscous
 coefficient and the mean Coulomb magnitude, and a top-level ``<robodyn_ros>`` element (ignored by
 urdfdom) carries armature and both Coulomb magnitudes per joint. URDF requires every limit, so a
@@ -15,9 +19,9 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .dh import LIMIT_KEYS, chain_from_table, link_where
+from .dh import LIMIT_KEYS, chain_from_table, dh_frame_in_joint_frame, link_where
 from .link import ModelError
-from .transforms import matrix_to_rpy
+from .transforms import homogeneous, matrix_to_rpy, rotation_taking_z_to
 
 GZ_CONTROLLERS_YAML = "$(find robodyn_ros)/config/ros2_controllers.yaml"
 
@@ -58,6 +62,32 @@ def _inertial(link_elem, link):
          iyy=_fmt(i[1, 1]), iyz=_fmt(i[1, 2]), izz=_fmt(i[2, 2]))
 
 
+def _shape(link_elem, spec, convention, where):
+    """The cylinder of a link's ``shape`` (module docstring) as its <visual> and <collision>."""
+    shape = spec.get("shape")
+    if shape is None:
+        return
+    try:
+        if sorted(shape) != ["from", "radius", "to"]:
+            raise ValueError
+        radius = float(shape["radius"])
+        ends = np.array([shape["from"], shape["to"]], dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{where}: shape must be {{radius: r, from: [x, y, z], to: [x, y, z]}}, "
+                         f"got {shape!r}") from None
+    length = float(np.linalg.norm(ends[1] - ends[0])) if ends.shape == (2, 3) else 0.0
+    if not (np.isfinite(radius) and radius > 0.0 and np.all(np.isfinite(ends)) and length > 0.0):
+        raise ModelError(f"{where}: shape needs a finite radius > 0 and two distinct finite "
+                         f"points, got {shape!r}")
+    A = dh_frame_in_joint_frame(spec, convention)
+    a, b = (A[:3, :3] @ p + A[:3, 3] for p in ends)
+    pose = homogeneous(rotation_taking_z_to((b - a) / length), (a + b) / 2.0)
+    for tag in ("visual", "collision"):
+        element = _sub(link_elem, tag)
+        _origin(element, pose)
+        _sub(_sub(element, "geometry"), "cylinder", radius=_fmt(radius), length=_fmt(length))
+
+
 def _ros2_control(robot, name, links, gazebo):
     rc = _sub(robot, "ros2_control", name=name, type="system")
     hardware = _sub(rc, "hardware")
@@ -94,9 +124,12 @@ def dh_to_urdf(spec, *, ros2_control=True, gazebo=False, source=None):
         _fixed_joint(robot, "world_to_base", "world", "base_link", np.eye(4))
     _sub(robot, "link", name="base_link")
     parent = "base_link"
-    for i, link in enumerate(links, start=1):
+    convention = spec.get("convention", "standard")
+    for i, (link, row) in enumerate(zip(links, spec["links"]), start=1):
         child = f"link_{i}"
-        _inertial(_sub(robot, "link", name=child), link)
+        link_elem = _sub(robot, "link", name=child)
+        _inertial(link_elem, link)
+        _shape(link_elem, row, convention, f"{source or 'the table'}: {link_where(i - 1, link.name)}")
         joint = _sub(robot, "joint", name=link.name, type=link.joint)
         _origin(joint, link.pre)
         _sub(joint, "parent", link=parent)

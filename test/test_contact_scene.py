@@ -1,0 +1,155 @@
+"""Collision shapes in the shipped URDFs and the MuJoCo contact scene (sim/contact.py).
+
+The shapes are geometry only: the models read from the URDFs are the same with and without them,
+and check-urdf says the same. MuJoCo, loading the URDF, sees one geom of nonzero size per moving
+link; an obstacle placed in the path of the 004 motion is touched (mj_contactForce > 0) by the
+forearm, link_3, the link whose shape sweeps through that place; a soft obstacle pushes back less.
+"""
+import warnings
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from robodyn_ros.control.laws import ComputedTorque
+from robodyn_ros.control.trajectory import JointTrajectory, TrajectorySampler
+from robodyn_ros.dynamics import RobotModel
+from robodyn_ros.dynamics.link import ModelError
+from robodyn_ros.dynamics.transforms import rpy_to_matrix
+from robodyn_ros.dynamics.urdf_export import dh_to_urdf
+from robodyn_ros.sim.check_urdf import check
+
+mujoco = pytest.importorskip("mujoco")
+from robodyn_ros.sim.contact import ContactScene, Obstacle  # noqa: E402 (needs mujoco)
+from robodyn_ros.sim.mujoco_engine import MujocoEngine  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+WITH_SHAPES = ["urdf/puma560.urdf", "urdf/puma560_gazebo.urdf", "urdf/planar2.urdf"]
+DT = 1e-3
+Q_START = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])   # the 004 motion
+Q_GOAL = np.radians([45.0, 30.0, 0.0, 45.0, 60.0, 90.0])
+# where the forearm's shape is 2 s into the 3 s motion (without the obstacle)
+IN_THE_PATH = (0.286, 0.142, 0.999)
+
+
+def read_model(xml):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*triangle inequality.*")
+        return RobotModel.from_urdf(xml)
+
+
+def without_shapes(xml):
+    root = ET.fromstring(xml)
+    for link in root.findall("link"):
+        for tag in ("visual", "collision"):
+            for element in link.findall(tag):
+                link.remove(element)
+    return ET.tostring(root, encoding="unicode")
+
+
+@pytest.mark.parametrize("rel", WITH_SHAPES)
+def test_shapes_stay_out_of_the_dynamics(rel):
+    xml = (ROOT / rel).read_text()
+    bare = without_shapes(xml)
+    assert bare != xml and "<collision" not in bare
+    np.testing.assert_array_equal(read_model(xml).params, read_model(bare).params)
+    assert check(xml) == check(bare)
+
+
+@pytest.mark.parametrize("rel", WITH_SHAPES)
+def test_mujoco_sees_one_geom_per_link(rel):
+    spec = mujoco.MjSpec.from_string((ROOT / rel).read_text())
+    spec.compiler.fusestatic = False
+    m = spec.compile()
+    moving = {m.body(m.jnt_bodyid[j]).name for j in range(m.njnt)}
+    geoms = [m.body(m.geom_bodyid[g]).name for g in range(m.ngeom)]
+    assert sorted(geoms) == sorted(moving)
+    assert np.all(m.geom_size[:, :2] > 0.0)
+
+
+def test_shape_is_a_cylinder_between_the_points_in_dh_frame_i():
+    # planar2, link 1: from (−1, 0, 0) to (0, 0, 0) in DH frame 1 = the joint frame moved by a = 1
+    # along x: a cylinder of length 1 centred at (0.5, 0, 0) along x of the URDF link
+    root = ET.fromstring((ROOT / "urdf/planar2.urdf").read_text())
+    link = next(e for e in root.findall("link") if e.get("name") == "link_1")
+    for tag in ("visual", "collision"):
+        element = link.find(tag)
+        origin = element.find("origin")
+        np.testing.assert_allclose([float(x) for x in origin.get("xyz").split()], [0.5, 0.0, 0.0],
+                                   atol=1e-15)
+        R = rpy_to_matrix([float(x) for x in origin.get("rpy").split()])
+        np.testing.assert_allclose(R[:, 2], [1.0, 0.0, 0.0], atol=1e-15)
+        cylinder = element.find("geometry/cylinder")
+        assert (float(cylinder.get("length")), float(cylinder.get("radius"))) == (1.0, 0.05)
+
+
+@pytest.mark.parametrize("shape", [
+    {"radius": 0.1, "from": [0, 0, 0]}, {"radius": 0.0, "from": [0, 0, 0], "to": [1, 0, 0]},
+    {"radius": 0.1, "from": [0, 0, 0], "to": [0, 0, 0]}, {"radius": 0.1, "from": [0, 0], "to": [1, 0]},
+    {"radius": "big", "from": [0, 0, 0], "to": [1, 0, 0]}, [0.1]])
+def test_bad_shape_is_refused_naming_the_link(shape):
+    spec = yaml.safe_load((ROOT / "config/planar2_dh.yaml").read_text())
+    spec["links"][1]["shape"] = shape
+    with pytest.raises(ModelError, match="planar2.yaml.*link 2, joint 'joint_2': shape"):
+        dh_to_urdf(spec, source="planar2.yaml")
+
+
+def puma():
+    return read_model(ROOT / "urdf/puma560.urdf").scaled(friction=0.0)
+
+
+def run_004(scene, model, duration):
+    """The 004 motion under computed torque (clamped at the effort limits) in ``scene``; the
+    largest normal force per link."""
+    sampler = TrajectorySampler(model.joint_names, Q_START)
+    sampler.set_trajectory(JointTrajectory(model.joint_names, [3.0], [Q_GOAL], [np.zeros(6)],
+                                           [np.zeros(6)]), 0.0)
+    law = ComputedTorque(model, {"kp": 100.0, "kd": 20.0})
+    scene.reset(Q_START)
+    peak = {}
+    for k in range(int(round(duration / DT))):
+        tau = law.compute(scene.q, scene.qd, *sampler.sample(k * DT), DT)
+        for touch in scene.step(np.clip(tau, -model.effort_limit, model.effort_limit)):
+            assert touch.obstacle == "obstacle"
+            peak[touch.link] = max(peak.get(touch.link, 0.0), touch.force)
+    return peak
+
+
+def test_without_obstacle_the_scene_is_the_engine():
+    model = puma()
+    urdf = (ROOT / "urdf/puma560.urdf").read_text()
+    scene, engine = ContactScene(urdf, model, DT), MujocoEngine(model, DT, urdf)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q, qd, tau = rng.uniform(-1.0, 1.0, 6), rng.uniform(-1.0, 1.0, 6), rng.uniform(-20, 20, 6)
+        scene.reset(q, qd)
+        assert scene.step(tau) == []
+        q1, qd1 = engine.step(q, qd, tau)
+        np.testing.assert_allclose(scene.q, q1, atol=1e-12)
+        np.testing.assert_allclose(scene.qd, qd1, atol=1e-12)
+    assert run_004(scene, model, 3.0) == {} and scene.first_contact is None
+
+
+def test_an_obstacle_in_the_path_is_touched_by_the_forearm():
+    model = puma()
+    urdf = (ROOT / "urdf/puma560.urdf").read_text()
+    rigid = ContactScene(urdf, model, DT, [Obstacle(IN_THE_PATH, "sphere", (0.04,))])
+    peaks = run_004(rigid, model, 2.5)
+    time, link, force = rigid.first_contact
+    assert link == "link_3" and force > 0.0 and 0.5 < time < 2.0
+    assert set(peaks) == {"link_3"}
+    soft = ContactScene(urdf, model, DT, [Obstacle(IN_THE_PATH, "sphere", (0.04,), solref=(0.05, 1.0),
+                                                   solimp=(0.5, 0.95, 0.02))])
+    soft_peaks = run_004(soft, model, 2.5)
+    assert soft.first_contact[1] == "link_3"
+    assert soft_peaks["link_3"] < peaks["link_3"]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(position=(0.0, 0.0)), "position"), (dict(position=(0.0, 0.0, np.nan)), "position"),
+    (dict(shape="cone"), "shape"), (dict(size=(0.0,)), "size"), (dict(size=(1, 1, 1, 1)), "size")])
+def test_bad_obstacle_is_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Obstacle(**{"position": (0.0, 0.0, 1.0), **kwargs})
