@@ -35,6 +35,8 @@ import numpy as np
 from ..plumbing.kernels import FLOAT64, NDARRAY
 from ..plumbing.reasons import CountedEvent, bounded
 from .joints import JointOrder
+from .collision_guard import SETTINGS as COLLISION_SETTINGS
+from .collision_guard import CollisionGuard, guard_from_settings
 from .law import ControlLaw, load_law, takes_target
 from .laws import GravityCompensation
 from .cycle_steps import SATURATE, TAKE_STATE
@@ -47,7 +49,8 @@ ON_TIMEOUT = ("hold_gravity", "zero")
 PER_JOINT = ("kp", "kd", "ki", "integral_limit", "lambda", "dead_zone", "posture_kp", "posture_kd",
              "torque_rate_limit")
 #: Settings of the loop itself (the rest of a configuration is the law's).
-LOOP_SETTINGS = ("control_law", "effort_limits", "on_timeout")
+LOOP_SETTINGS = ("control_law", "effort_limits", "on_timeout", *COLLISION_SETTINGS)
+_KEEP = object()   # a Reconfiguration that leaves the collision guard as it is
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +90,7 @@ class Reconfiguration:
     values: Mapping[str, Any]
     law: ControlLaw | None
     limit: np.ndarray | None
+    guard: CollisionGuard | None | object = _KEEP
 
 
 class _Window:
@@ -138,16 +142,20 @@ class ControlLoop:
                  clock: Callable[[], float], steady: Callable[[], float] = time.monotonic,
                  log: Callable[[str], None] = lambda line: None,
                  law_class: Callable[[str], type[ControlLaw]] = load_law,
-                 max_trajectory_points: int = 10_000, position_limit_margin: float = 0.0):
+                 max_trajectory_points: int = 10_000, position_limit_margin: float = 0.0,
+                 links=None):
         self.model, self.order = model, order
+        self._links = tuple(links) if links else tuple(model.joint_names)  # each joint moves
+        self.guard: CollisionGuard | None = None
         self.state_timeout = float(state_timeout)
         self.max_trajectory_points = int(max_trajectory_points)
         # a reference beyond the URDF's position limits by more than the margin is refused
         # (continuous joints have none)
         self._margin = position_limit_margin
-        self._clock, self._steady, self._law_class = clock, steady, law_class
+        self._clock, self._steady, self._law_class, self._log = clock, steady, law_class, log
         n = model.dof
         self.config: dict[str, Any] = {}
+        self._law = None
         self.apply(self.prepare({"effort_limits": [], "on_timeout": ON_TIMEOUT[0], **config}))
         self._gravity = GravityCompensation(model, {"friction": False})
         self.rejected = CountedEvent("input rejected", log, steady)
@@ -163,6 +171,10 @@ class ControlLoop:
         self.reference: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # last cycle's
         # called whenever a joint reference takes over from a task-space law's Cartesian target
         self.on_joint_reference: Callable[[], None] = lambda: None
+        # called with the CollisionEvent in the cycle that detects a collision
+        self.on_collision: Callable[[Any], None] = lambda event: None
+        self.collisions = 0
+        self._applied = np.zeros(n)  # the torque the last cycle commanded (chain order)
         self.time = 0.0  # the last cycle's time on the reference clock
         self._sampler: TrajectorySampler | None = None
         #: (start, end) of the trajectory being followed on the reference clock; None when holding
@@ -192,9 +204,18 @@ class ControlLoop:
                              f"got {bounded(repr(changes['on_timeout']))}")
         if "effort_limits" in changes:
             limit = self._effort_limits(changes["effort_limits"])
-        if changes.keys() - {"effort_limits", "on_timeout"}:
+        if changes.keys() - {"effort_limits", "on_timeout", *COLLISION_SETTINGS}:
             law = self._make_law(values)
-        return Reconfiguration(values, law, limit)
+        guard = _KEEP
+        friction = bool((law or self._law).params.get("friction", True))
+        if changes.keys() & set(COLLISION_SETTINGS) or (
+                law is not None and friction != bool(self._law and self._law.params.get("friction", True))):
+            if self.guard is not None and self.guard.event is not None:
+                raise ValueError("a collision stands: reset it (reset_collision) before changing "
+                                 "the collision settings")
+            guard = guard_from_settings(self.model, self.order, values, self._links, friction,
+                                        self.state_timeout)
+        return Reconfiguration(values, law, limit, guard)
 
     def apply(self, change: Reconfiguration) -> None:
         self.config = dict(change.values)
@@ -202,6 +223,10 @@ class ControlLoop:
             self._law = change.law
         if change.limit is not None:
             self._limit = change.limit
+        if change.guard is not _KEEP:
+            self.guard = change.guard
+        if self.guard is not None and (change.law is not None or change.guard is not _KEEP):
+            self.guard.follow(self._law)  # an adaptive law's estimates are the observer's model
         if hasattr(self, "q"):  # not during construction: no state to hold yet
             self._set_timeout_effort()
 
@@ -312,6 +337,8 @@ class ControlLoop:
         in the past), or '' — without counting it or changing anything (a goal's validation)."""
         if self._sampler is None:
             return "trajectory received before the first valid joint state"
+        if self.collided:
+            return self._collided_reason()
         if trajectory.times.size > self.max_trajectory_points:
             return (f"trajectory: {trajectory.times.size} points, more than "
                     f"max_trajectory_points {self.max_trajectory_points}")
@@ -351,6 +378,8 @@ class ControlLoop:
         and accelerations: zero)."""
         if self._sampler is None:
             return self.reject("reference received before the first valid joint state")
+        if self.collided:
+            return self.reject(self._collided_reason())
         n = self.model.dof
         parts = []
         for field, values in (("positions", positions), ("velocities", velocities),
@@ -432,6 +461,14 @@ class ControlLoop:
         reference = self._setpoint or self._sampler.sample(t)
         self.reference = reference
         law = self._law if self.enabled else self._gravity
+        guard = self.guard
+        if guard is not None:
+            if guard.observe(t, self.q, self.qd, self._applied):
+                self._collision()
+                reference = self._setpoint or self._sampler.sample(t)   # a stop holds from now
+                self.reference = reference
+            if guard.reacting:
+                law = guard
         try:
             tau = law.compute(self.q, self.qd, *reference, dt)
             bad = self._unusable(tau)
@@ -452,10 +489,12 @@ class ControlLoop:
             self.rejected(reason)
             self._set_timeout_effort()
             result = LawFailure(self.order.from_chain(self._timeout_effort), reason)
+            self._applied[:] = self._timeout_effort
         else:
             if clamped:
                 self._count_saturation(tau)
             result = Command(self._effort)
+            self._applied[self.order.index] = self._effort
         w = self._window
         w.cycles += 1
         w.add("compute", computed - start)
@@ -513,9 +552,40 @@ class ControlLoop:
 
     def activate(self) -> None:
         """Start commanding from the measured position: hold it, with a fresh integral (the
-        first valid state starts the hold when none arrived yet)."""
+        first valid state starts the hold when none arrived yet); a new activation forgets a
+        collision."""
+        if self.guard is not None:
+            self.guard.reset()
+            self.guard.restart()
         if self.received is not None:
             self._hold_measured()
+
+    # ------------------------------------------------------------------ collisions
+    @property
+    def collided(self) -> bool:
+        """A collision was detected and not reset yet."""
+        return self.guard is not None and self.guard.event is not None
+
+    def _collided_reason(self) -> str:
+        return (f"{self.guard.event.reason}; reaction {self.guard.reaction}: reset the collision "
+                "(reset_collision) first")
+
+    def _collision(self) -> None:
+        """The cycle detected a collision: count it, react, tell the node."""
+        self.collisions += 1
+        event = self.guard.event
+        self._log(f"{event.reason}; reaction: {self.guard.reaction}")
+        if self.guard.reaction == "stop":
+            self._hold_measured()   # where it was detected, with the law's gains
+        self.on_collision(event)
+
+    def reset_collision(self) -> Accepted | Rejection:
+        """The collision is dealt with: hold where the arm is now (a floating arm has moved)."""
+        if not self.collided:
+            return Rejection("no collision to reset")
+        self.guard.reset()
+        self._hold_measured()
+        return Accepted(f"collision reset: holding {np.round(self.order.from_chain(self.q), 6).tolist()}")
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The reference at time ``t`` in `joints` order, if a trajectory being followed covers
@@ -553,8 +623,14 @@ class ControlLoop:
             "stale state": self.stale,
             "state age (s)": -1.0 if age is None else age,
         }
+        if self.guard is not None:
+            values["collisions (total)"] = self.collisions
+            values["collision"] = self.guard.event.reason if self.collided else "none"
+            values["collision reaction"] = self.guard.reaction
         if age is None:
             return WARN, "waiting for the first valid joint state", values
+        if self.collided:
+            return ERROR, self._collided_reason(), values
         if self.stale:
             return ERROR, f"joint state stale: publishing {on_timeout}", values
         if failed:

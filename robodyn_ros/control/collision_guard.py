@@ -1,0 +1,141 @@
+"""What a controller does about a collision: the momentum observer's residual every cycle, the
+detector on it, and the reaction (Haddadin, De Luca & Albu-Schäffer, IEEE T-RO 33(6), 2017, §VI).
+
+Reactions (``collision_reaction``), from the moment of detection until ``reset``:
+
+* ``none``: report only; the law goes on.
+* ``stop``: hold where the collision was detected (the loop's hold: the law tracks that
+  position, with its gains) — stiff: the arm stays at the contact and presses with what the
+  position error at detection asks.
+* ``float``: gravity (and, with the law's ``friction``, friction) compensation only: no position
+  is held, so the arm yields to the push and the contact force falls to what the arm's own
+  momentum and the obstacle's stiffness leave.
+* ``reflex``: for ``reflex_duration`` seconds, float plus K_R r, the residual (≈ τ_ext) times
+  ``reflex_gain``: the drives push the way the contact pushes, away from it; then float.
+
+While a collision stands the loop refuses references and goals (the caller must reset first), and
+the reaction's torque goes through the same finite check and saturation as every command.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..plumbing.reasons import bounded
+from .collision import CollisionDetector, Thresholds
+from .joints import JointOrder
+from .laws import GravityCompensation
+from .momentum_observer import MomentumObserver
+
+REACTIONS = ("none", "stop", "float", "reflex")
+FLOATING = ("float", "reflex")
+# the controller's parameters that make the guard (doc/collisions.md)
+SETTINGS = ("collision_observer_gain", "collision_joints", "collision_thresholds",
+            "collision_thresholds_per_velocity", "collision_reaction", "collision_reflex_gain",
+            "collision_reflex_duration")
+
+
+class CollisionGuard:
+    """The observer and detector of one arm, its joints in chain order.
+
+    ``thresholds``: a :class:`Thresholds` in chain order, or None to observe without detecting.
+    ``links``: the link each joint moves (the event names it). ``max_gap``: seconds between two
+    states beyond which the observer starts afresh (an outage is no step). ``friction``: whether
+    the observer and the floating reaction include the model's friction (the law's setting)."""
+
+    def __init__(self, model, gain, thresholds: Thresholds | None, links, reaction: str = "stop",
+                 reflex_gain: float = 1.0, reflex_duration: float = 0.1, friction: bool = True,
+                 max_gap: float = 0.1):
+        if reaction not in REACTIONS:
+            raise ValueError(f"collision_reaction must be one of {list(REACTIONS)}, got {reaction!r}")
+        if not (np.isfinite(reflex_gain) and reflex_gain >= 0.0):
+            raise ValueError(f"collision_reflex_gain must be finite and >= 0, got {reflex_gain!r}")
+        if not (np.isfinite(reflex_duration) and reflex_duration >= 0.0):
+            raise ValueError(f"collision_reflex_duration must be finite and >= 0 s, got "
+                             f"{reflex_duration!r}")
+        self.observer = MomentumObserver(model, gain, friction)
+        self.detector = None if thresholds is None else CollisionDetector(thresholds, links)
+        self.reaction, self.reflex_gain, self.reflex_duration = reaction, reflex_gain, reflex_duration
+        self._float = GravityCompensation(model, {"friction": friction})
+        self._max_gap = max_gap
+        self._last_t = None
+        self.residual = self.observer.residual   # updated in place every cycle
+        self.event = None
+
+    def follow(self, law) -> None:
+        """Take the model from an adaptive law's current estimates (a payload it learned is no
+        collision), or from the arm's model for any other law."""
+        self.observer.follow(law if hasattr(law, "estimate_names") else None)
+        self._last_t = None   # p(0) from the new parameters at the next state
+
+    def observe(self, t: float, q, qd, applied) -> bool:
+        """One cycle: the state (q, q̇) at time ``t`` and the torque ``applied`` since the last
+        one (chain order). True when this cycle detects a new collision (``event``)."""
+        dt = None if self._last_t is None else t - self._last_t
+        self._last_t = t
+        if dt is None or not 0.0 < dt <= self._max_gap:   # the first state, or after an outage
+            self.observer.reset(q, qd)
+            return False
+        r = self.observer.step(q, qd, applied, dt)
+        if self.detector is None:
+            return False
+        known = self.event
+        self.event = self.detector.check(t, r, qd)
+        return known is None and self.event is not None
+
+    @property
+    def reacting(self) -> bool:
+        """Whether the reaction's torque replaces the law's (float, reflex)."""
+        return self.event is not None and self.reaction in FLOATING
+
+    def compute(self, q, qd, q_des=None, qd_des=None, qdd_des=None, dt=0.0):
+        """The floating reaction's torque at (q, q̇) (a law's signature: the reference is
+        ignored), with the reflex while it lasts."""
+        tau = self._float.compute(q, qd)
+        if self.reaction == "reflex" and self._last_t - self.event.time < self.reflex_duration:
+            tau += self.reflex_gain * self.residual
+        return tau
+
+    def reset(self) -> None:
+        """The collision is dealt with: the next crossing is a new one."""
+        self.event = None
+        if self.detector is not None:
+            self.detector.reset()
+
+    def restart(self) -> None:
+        """Start the observer afresh at the next state (e.g. after a new activation)."""
+        self._last_t = None
+
+
+def guard_from_settings(model, order: JointOrder, values, links, friction: bool,
+                        max_gap: float) -> CollisionGuard | None:
+    """The guard the controller's ``SETTINGS`` ask for (None: no observer). Per-joint values are
+    one for every joint or one per joint of ``collision_joints`` (empty: the controller's
+    ``joints``); ValueError naming the parameter."""
+    gain = list(values.get("collision_observer_gain") or [])
+    static = list(values.get("collision_thresholds") or [])
+    if not gain:
+        if static:
+            raise ValueError("collision_thresholds need the observer: set collision_observer_gain "
+                             "(the gain they were calibrated with)")
+        return None
+    names = list(values.get("collision_joints") or order.names)
+    try:
+        thresholds_order = JointOrder(order.chain, names)
+    except ValueError as exc:
+        raise ValueError(f"collision_joints: {exc}") from None
+
+    def chain(name, given):
+        v = np.asarray(given, dtype=float)
+        if v.shape not in ((1,), (len(names),)):
+            raise ValueError(f"{name} must be one value or {len(names)} (collision_joints order "
+                             f"{bounded(names)}), got {bounded(list(given))}")
+        return thresholds_order.to_chain(np.broadcast_to(v, (len(names),)))
+
+    gain = chain("collision_observer_gain", gain)
+    thresholds = None if not static else Thresholds(
+        order.chain, chain("collision_thresholds", static),
+        chain("collision_thresholds_per_velocity",
+              list(values.get("collision_thresholds_per_velocity") or [0.0])), gain)
+    return CollisionGuard(model, gain, thresholds, links, values.get("collision_reaction", "stop"),
+                          float(values.get("collision_reflex_gain", 1.0)),
+                          float(values.get("collision_reflex_duration", 0.1)), friction, max_gap)

@@ -1,0 +1,164 @@
+"""Detection, abort-worthy events and the four reactions in the control loop, without ROS: the PUMA
+560 (friction off, as in the 004 demo) on our RK4 engine at 1 kHz, pushed at the tip by a constant
+wrench the controller does not know (the simulator's ``~/external_wrench``: τ_ext = Jᵀw after the
+effort clamp), with a fake clock. The node tests check only that the wiring reaches this."""
+import warnings
+
+import numpy as np
+import pytest
+
+from robodyn_ros.control import JointTrajectory
+from robodyn_ros.control.collision_guard import guard_from_settings
+from robodyn_ros.control.joints import JointOrder
+from robodyn_ros.control.loop import ERROR, ControlLoop, Rejection
+from robodyn_ros.dynamics import RobotModel
+from robodyn_ros.plumbing.resources import find_share_file
+from robodyn_ros.sim.robodyn_engine import RobodynEngine
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # the PUMA data's link 3 inertia warns, rightly
+    PUMA = RobotModel.from_urdf(str(find_share_file("urdf/puma560.urdf"))).scaled(friction=0.0)
+CHAIN = list(PUMA.joint_names)
+Q0 = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
+DT = 1e-3
+GAIN = 50.0                                     # K_O, 1/s
+PUSH = np.array([0.0, 0.0, -40.0, 0.0, 0.0, 0.0])   # N on the tip, base frame: pressing down
+SETTINGS = {"control_law": "computed_torque", "kp": 100.0, "kd": 20.0, "friction": False,
+            "collision_observer_gain": [GAIN], "collision_thresholds": [2.0],
+            "collision_thresholds_per_velocity": [0.0]}
+
+
+class Rig:
+    """The loop, its fake clock and the plant: ``run(seconds, wrench)`` closes the loop at 1 kHz."""
+
+    def __init__(self, **settings):
+        self.t = 100.0
+        self.log = []
+        self.loop = ControlLoop(PUMA, JointOrder(CHAIN), {**SETTINGS, **settings}, 0.1,
+                                clock=lambda: self.t, steady=lambda: self.t, log=self.log.append,
+                                links=[f"link_{i + 1}" for i in range(6)])
+        self.events = []
+        self.loop.on_collision = self.events.append
+        self.engine = RobodynEngine(PUMA, DT)
+        self.q, self.qd = Q0.copy(), np.zeros(6)
+        self.efforts = []
+
+    def run(self, seconds, wrench=None):
+        for _ in range(round(seconds / DT)):
+            self.loop.set_state(CHAIN, self.q, self.qd, stamp=self.t)
+            effort = self.loop.cycle().effort.copy()
+            self.efforts.append(effort)
+            self.q, self.qd = self.engine.step(self.q, self.qd, effort, wrench)
+            self.t += DT
+
+
+def test_no_collision_on_free_motion_with_the_exact_model():
+    rig = Rig()
+    rig.run(0.05)
+    goal = JointTrajectory(CHAIN, np.array([3.0]), np.radians([[45.0, 30.0, 0.0, 45.0, 60.0, 90.0]]))
+    assert not isinstance(rig.loop.set_trajectory(goal), Rejection)
+    rig.run(3.2)                                  # 004's motion
+    assert rig.events == [] and not rig.loop.collided
+    # the residual stayed far below the threshold: only the observer's discretisation error
+    assert np.max(np.abs(rig.loop.guard.residual)) < 0.05
+
+
+def test_a_push_is_detected_within_a_few_cycles_and_named():
+    rig = Rig(collision_reaction="none")
+    rig.run(0.05)
+    rig.run(0.02, PUSH)
+    (event,) = rig.events
+    tau_ext = PUMA.frame_jacobian(rig.q).T @ PUSH
+    # first-order filter: |r| passes 2 N m once 1 - e^(-K_O t) > 2 / |τ_ext| of the largest joint
+    expected = -np.log(1.0 - 2.0 / np.max(np.abs(tau_ext))) / GAIN
+    assert 0.0 < event.time - 100.05 <= expected + 2 * DT
+    # the push is on the tip, after every joint: the last joint crossing is isolated
+    assert event.link == f"link_{CHAIN.index(event.joint) + 1}"
+    assert abs(tau_ext[CHAIN.index(event.joint)]) > 2.0
+    assert rig.loop.report()[0] == ERROR and "collision" in rig.loop.report()[1]
+
+
+def test_while_a_collision_stands_references_and_goals_are_refused_until_reset():
+    rig = Rig(collision_reaction="stop")
+    rig.run(0.05)
+    rig.run(0.05, PUSH)
+    assert rig.loop.collided
+    refused = rig.loop.set_reference(Q0)
+    assert isinstance(refused, Rejection) and "reset the collision" in refused.reason
+    goal = JointTrajectory(CHAIN, np.array([1.0]), Q0[None])
+    assert "reset the collision" in rig.loop.check_trajectory(goal)
+    assert not isinstance(rig.loop.reset_collision(), Rejection)
+    assert not rig.loop.collided
+    assert not isinstance(rig.loop.set_reference(rig.q), Rejection)
+    assert isinstance(rig.loop.reset_collision(), Rejection)   # nothing left to reset
+
+
+def test_stop_holds_where_the_collision_was_detected():
+    rig = Rig(collision_reaction="stop")
+    rig.run(0.05)
+    rig.run(0.05, PUSH)
+    (event,) = rig.events
+    held = rig.loop.reference[0]
+    rig.run(0.5, PUSH)
+    np.testing.assert_array_equal(rig.loop.reference[0], held)   # the hold does not move
+    assert np.all(rig.loop.reference[1] == 0.0)
+
+
+def test_float_commands_gravity_only_and_yields():
+    rig = Rig(collision_reaction="float")
+    rig.run(0.05)
+    rig.run(0.03, PUSH)
+    assert rig.loop.collided
+    rig.run(0.001, PUSH)
+    np.testing.assert_allclose(rig.efforts[-1], PUMA.gravity_torques(rig.loop.q), rtol=1e-12)
+    drop = rig.q.copy()
+    rig.run(0.2, PUSH)   # the arm gives way to the push: nothing holds it
+    assert np.linalg.norm(rig.q - drop) > 1e-3
+
+
+def test_reflex_pushes_along_the_residual_then_floats():
+    rig = Rig(collision_reaction="reflex", collision_reflex_gain=2.0,
+              collision_reflex_duration=0.05)
+    rig.run(0.05)
+    rig.run(0.03, PUSH)
+    (event,) = rig.events
+    rig.run(0.001, PUSH)
+    r = rig.loop.guard.residual
+    # the command of the cycle just run: g(q) + K_R r at that cycle's state
+    expected = PUMA.gravity_torques(rig.loop.q) + 2.0 * r
+    np.testing.assert_allclose(rig.efforts[-1], np.clip(expected, -PUMA.effort_limit, PUMA.effort_limit),
+                               rtol=1e-9, atol=1e-9)
+    rig.run(0.1, PUSH)
+    np.testing.assert_allclose(rig.efforts[-1], PUMA.gravity_torques(rig.loop.q), rtol=1e-12)
+
+
+def test_the_observer_follows_the_adaptive_laws_estimates():
+    # a payload the law has learned is no collision (test_momentum_observer.py shows the observer
+    # with the law's estimates sees none): the loop hands it every new law object
+    rig = Rig(control_law="adaptive_computed_torque", adapt="payload")
+    assert rig.loop.guard.observer._law is rig.loop.law
+    rig.loop.apply(rig.loop.prepare({"kp": 50.0}))
+    assert rig.loop.guard.observer._law is rig.loop.law
+    rig.loop.apply(rig.loop.prepare({"control_law": "computed_torque"}))
+    assert rig.loop.guard.observer._law is None
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"collision_observer_gain": [], "collision_thresholds": [2.0]}, "need the observer"),
+    ({"collision_thresholds": [1.0, 2.0]}, "collision_thresholds must be one value or 6"),
+    ({"collision_joints": ["joint_1"]}, "collision_joints"),
+    ({"collision_reaction": "flee"}, "collision_reaction must be one of"),
+    ({"collision_observer_gain": [0.0]}, "gain must be finite and > 0"),
+])
+def test_bad_settings_name_the_parameter(settings, message):
+    with pytest.raises(ValueError, match=message):
+        guard_from_settings(PUMA, JointOrder(CHAIN), {**SETTINGS, **settings}, CHAIN, False, 0.1)
+
+
+def test_collision_settings_cannot_change_while_a_collision_stands():
+    rig = Rig(collision_reaction="stop")
+    rig.run(0.05)
+    rig.run(0.05, PUSH)
+    with pytest.raises(ValueError, match="a collision stands"):
+        rig.loop.prepare({"collision_thresholds": [5.0]})
+    rig.loop.prepare({"kp": 50.0})   # a gain change is fine
