@@ -243,10 +243,10 @@ class CollisionEvent:
         """One bounded line for a log, an aborted goal, a diagnostic."""
         crossing = self.crossing
         i = self.joint_names.index(crossing[-1])
-        return bounded(f"collision at {self.time:.3f} s on link '{self.link}' or after it (joint "
-                       f"'{self.joint}'): joint '{crossing[-1]}' residual {self.residuals[i]:+.3g} "
-                       f"beyond its threshold {self.thresholds[i]:.3g}; joints crossing: "
-                       f"{bounded(list(crossing))}")
+        return bounded(f"collision at {self.time:.3f} s: joint '{crossing[-1]}' residual "
+                       f"{self.residuals[i]:+.3g} beyond its threshold {self.thresholds[i]:.3g} "
+                       f"(crossing: {bounded(list(crossing))}); isolated to link '{self.link}' or "
+                       f"after it (joint '{self.joint}' crossed at {self.isolated_time:.3f} s)")
 
 
 class CollisionDetector:
