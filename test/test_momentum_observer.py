@@ -263,6 +263,16 @@ def test_follow_refuses_another_arm():
     assert other.joint_names == puma().joint_names          # the names alone would not tell
     with pytest.raises(ValueError, match="kinematics"):
         MomentumObserver(puma(), K_O).follow(AdaptiveComputedTorque(other, {}))
+    with pytest.raises(ValueError, match="ComputedTorque has no parameter estimates"):
+        MomentumObserver(puma(), K_O).follow(ComputedTorque(puma(), {"kp": 1.0, "kd": 2.0}))
+
+
+def test_follow_asks_for_a_reset():
+    observer = MomentumObserver(puma(), K_O)
+    observer.reset(Q_START, np.zeros(6))
+    observer.follow(AdaptiveComputedTorque(puma(), {}))
+    with pytest.raises(RuntimeError, match="reset"):
+        observer.step(Q_START, np.zeros(6), np.zeros(6), DT)
 
 
 @pytest.mark.parametrize("gain", [0.0, -1.0, np.inf, [1.0, 2.0]])
