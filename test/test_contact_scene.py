@@ -100,18 +100,22 @@ def puma():
     return read_model(ROOT / "urdf/puma560.urdf").scaled(friction=0.0)
 
 
-def run_004(scene, model, duration):
-    """The 004 motion under computed torque (clamped at the effort limits) in ``scene``; the
+def run_004(scene, model, duration, observe=lambda q, qd, tau: None):
+    """The 004 motion under computed torque in ``scene`` (an Engine: it clamps at the effort
+    limits); ``observe(q, q̇, τ)`` after each step with the torque applied over it. Returns the
     largest normal force per link."""
     sampler = TrajectorySampler(model.joint_names, Q_START)
     sampler.set_trajectory(JointTrajectory(model.joint_names, [3.0], [Q_GOAL], [np.zeros(6)],
                                            [np.zeros(6)]), 0.0)
     law = ComputedTorque(model, {"kp": 100.0, "kd": 20.0})
-    scene.reset(Q_START)
+    scene.reset()
+    q, qd = Q_START.copy(), np.zeros(6)
     peak = {}
     for k in range(int(round(duration / DT))):
-        tau = law.compute(scene.q, scene.qd, *sampler.sample(k * DT), DT)
-        for touch in scene.step(np.clip(tau, -model.effort_limit, model.effort_limit)):
+        tau = law.compute(q, qd, *sampler.sample(k * DT), DT).copy()
+        q, qd = scene.step(q, qd, tau)
+        observe(q, qd, scene.applied(tau))
+        for touch in scene.touches:
             assert touch.obstacle == "obstacle"
             peak[touch.link] = max(peak.get(touch.link, 0.0), touch.force)
     return peak
@@ -120,39 +124,36 @@ def run_004(scene, model, duration):
 def test_without_obstacle_the_scene_is_the_engine():
     model = puma()
     urdf = (ROOT / "urdf/puma560.urdf").read_text()
-    scene, engine = ContactScene(urdf, model, DT), MujocoEngine(model, DT, urdf)
+    scene, engine = ContactScene(model, DT, urdf), MujocoEngine(model, DT, urdf)
     rng = np.random.default_rng(3)
     for _ in range(5):
         q, qd, tau = rng.uniform(-1.0, 1.0, 6), rng.uniform(-1.0, 1.0, 6), rng.uniform(-20, 20, 6)
-        scene.reset(q, qd)
-        assert scene.step(tau) == []
-        q1, qd1 = engine.step(q, qd, tau)
-        np.testing.assert_allclose(scene.q, q1, atol=1e-12)
-        np.testing.assert_allclose(scene.qd, qd1, atol=1e-12)
+        wrench = rng.uniform(-10.0, 10.0, 6)
+        np.testing.assert_allclose(scene.step(q, qd, tau, wrench), engine.step(q, qd, tau, wrench),
+                                   atol=1e-12)
+        assert scene.touches == []
     assert run_004(scene, model, 3.0) == {} and scene.first_contact is None
+
+
+def soft(**kwargs):
+    return Obstacle(IN_THE_PATH, "sphere", (0.04,), solref=(0.05, 1.0), solimp=(0.5, 0.95, 0.02),
+                    **kwargs)
 
 
 def test_an_obstacle_in_the_path_is_touched_by_the_forearm():
     model = puma()
     urdf = (ROOT / "urdf/puma560.urdf").read_text()
-    rigid = ContactScene(urdf, model, DT, [Obstacle(IN_THE_PATH, "sphere", (0.04,))])
+    rigid = ContactScene(model, DT, urdf, [Obstacle(IN_THE_PATH, "sphere", (0.04,))])
     peaks = run_004(rigid, model, 2.5)
     time, link, force = rigid.first_contact
     assert link == "link_3" and force > 0.0 and 0.5 < time < 2.0
     assert set(peaks) == {"link_3"}
-    soft = ContactScene(urdf, model, DT, [Obstacle(IN_THE_PATH, "sphere", (0.04,), solref=(0.05, 1.0),
-                                                   solimp=(0.5, 0.95, 0.02))])
-    soft_peaks = run_004(soft, model, 2.5)
-    assert soft.first_contact[1] == "link_3"
+    gentle = ContactScene(model, DT, urdf, [soft()])
+    soft_peaks = run_004(gentle, model, 2.5)
+    assert gentle.first_contact[1] == "link_3"
     assert soft_peaks["link_3"] < peaks["link_3"]
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(position=(0.0, 0.0)), "position"), (dict(position=(0.0, 0.0, np.nan)), "position"),
-    (dict(shape="cone"), "shape"), (dict(size=(0.0,)), "size"), (dict(size=(1, 1, 1, 1)), "size")])
-def test_bad_obstacle_is_refused(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        Obstacle(**{"position": (0.0, 0.0, 1.0), **kwargs})
+    rigid.reset()
+    assert rigid.first_contact is None and rigid.time == 0.0
 
 
 def test_the_observer_detects_and_isolates_a_contact_it_did_not_simulate():
@@ -165,28 +166,31 @@ def test_the_observer_detects_and_isolates_a_contact_it_did_not_simulate():
     urdf = (ROOT / "urdf/puma560.urdf").read_text()
 
     def observe(scene, detector=None):
-        sampler = TrajectorySampler(model.joint_names, Q_START)
-        sampler.set_trajectory(JointTrajectory(model.joint_names, [3.0], [Q_GOAL], [np.zeros(6)],
-                                               [np.zeros(6)]), 0.0)
-        law, observer = ComputedTorque(model, {"kp": 100.0, "kd": 20.0}), MomentumObserver(model, 50.0)
-        scene.reset(Q_START)
-        observer.reset(scene.q, scene.qd)
-        residuals, velocities, event = [], [], None
-        for k in range(2000):
-            tau = np.clip(law.compute(scene.q, scene.qd, *sampler.sample(k * DT), DT),
-                          -model.effort_limit, model.effort_limit)
-            scene.step(tau)
-            residuals.append(observer.step(scene.q, scene.qd, tau, DT).copy())
-            velocities.append(scene.qd)
-            if detector is not None:
-                event = detector.check(scene.time, residuals[-1], scene.qd)
-        return np.array(residuals), np.array(velocities), event
+        observer = MomentumObserver(model, 50.0)
+        observer.reset(Q_START, np.zeros(6))
+        residuals, velocities, events = [], [], []
 
-    thresholds = fit_thresholds(model.joint_names, *observe(ContactScene(urdf, model, DT))[:2], 50.0,
-                                floor=0.5)
-    for softness in ({}, dict(solref=(0.05, 1.0), solimp=(0.5, 0.95, 0.02))):
-        scene = ContactScene(urdf, model, DT, [Obstacle(IN_THE_PATH, "sphere", (0.04,), **softness)])
+        def step(q, qd, tau):
+            residuals.append(observer.step(q, qd, tau, DT).copy())
+            velocities.append(qd)
+            if detector is not None:
+                events.append(detector.check(scene.time, residuals[-1], qd))
+        run_004(scene, model, 2.0, step)
+        return np.array(residuals), np.array(velocities), events[-1] if events else None
+
+    thresholds = fit_thresholds(model.joint_names, *observe(ContactScene(model, DT, urdf))[:2],
+                                50.0, floor=0.5)
+    for obstacle in (Obstacle(IN_THE_PATH, "sphere", (0.04,)), soft()):
+        scene = ContactScene(model, DT, urdf, [obstacle])
         event = observe(scene, CollisionDetector(thresholds, child_links(urdf, model.joint_names)))[2]
         touched, link, _ = scene.first_contact
         assert touched <= event.time <= touched + 0.005
         assert event.link == link == "link_3"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(position=(0.0, 0.0)), "position"), (dict(position=(0.0, 0.0, np.nan)), "position"),
+    (dict(shape="cone"), "shape"), (dict(size=(0.0,)), "size"), (dict(size=(1, 1, 1, 1)), "size")])
+def test_bad_obstacle_is_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Obstacle(**{"position": (0.0, 0.0, 1.0), **kwargs})
