@@ -329,3 +329,22 @@ def test_against_mujoco_a_force_on_the_last_body():
     mean[:-1] = 0.5 * (tau_ext[:-1] + tau_ext[1:])
     reference = filtered(mean, K_O, DT)
     assert np.abs(r - reference).max() <= 1e-6 * np.abs(tau_ext).max()
+
+
+def test_velocity_noise_gives_the_residual_the_stated_noise():
+    """White noise σ on q̇ of an arm at rest: p_k = M q̇_k, so the increment's noise is filtered by
+    the discrete form into r_k = c Σ_j a^j (M n_(k−j) − M n_(k−j−1)), c = (1 − a)/Δt, of variance
+    c² σ² Σ_j M_ij² (1 + (1 − a)/(1 + a)) — about (K_O M σ)², doc/collisions.md."""
+    model = puma()
+    observer = MomentumObserver(model, K_O)
+    rng = np.random.default_rng(5)
+    sigma, steps = 1e-3, 40000
+    q = Q_START
+    tau = model.gravity_torques(q)
+    observer.reset(q, np.zeros(6))
+    r = np.array([observer.step(q, rng.normal(0.0, sigma, 6), tau, DT).copy() for _ in range(steps)])
+    a = np.exp(-K_O * DT)
+    M = model.mass_matrix(q)
+    expected = (1 - a) / DT * sigma * np.sqrt((M ** 2).sum(axis=1) * (1 + (1 - a) / (1 + a)))
+    np.testing.assert_allclose(r[1000:].std(axis=0), expected, rtol=0.05)
+    np.testing.assert_allclose(expected, K_O * sigma * np.sqrt((M ** 2).sum(axis=1)), rtol=0.05)
