@@ -26,7 +26,7 @@ from robodyn_ros.sim.contact import ContactScene, Obstacle  # noqa: E402 (needs 
 from robodyn_ros.sim.mujoco_engine import MujocoEngine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SIMULATED = ["urdf/puma560.urdf", "urdf/puma560_gazebo.urdf", "urdf/planar2.urdf"]
+SIMULATED = ["urdf/puma560.urdf", "urdf/puma560_gazebo.urdf", "urdf/planar2.urdf", "urdf/panda.urdf"]
 WITH_SHAPES = [*SIMULATED, "urdf/stanford.urdf"]   # the Stanford arm's link 5 MuJoCo refuses
 DT = 1e-3
 Q_START = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])   # the 004 motion
