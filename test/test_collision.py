@@ -43,8 +43,10 @@ def lp_envelope(x, y):
 @pytest.mark.parametrize("seed", range(8))
 def test_fit_is_the_linear_programme_optimum(seed):
     rng = np.random.default_rng(seed)
-    qd = np.abs(rng.normal(0.0, [0.2, 1.0, 3.0], (500, 3)))
-    r = rng.uniform(0.0, 1.0, (500, 3)) * (0.5 + [0.0, 2.0, 0.3] * qd)
+    # a recording that never rests (seeds 4..7) leaves the optimum at a = 0 more often
+    qd = np.abs(rng.normal(0.0, [0.2, 1.0, 3.0], (500, 3))) + (0.5 if seed >= 4 else 0.0)
+    offset = [0.0, 0.5][seed % 2]    # without it every point lies under a line through 0: a = 0
+    r = rng.uniform(0.0, 1.0, (500, 3)) * (offset + [0.1, 2.0, 0.3] * qd)
     t = fit_thresholds(["a", "b", "c"], r, qd, K_O, margin=1.0)
     for i in range(3):
         a, b = lp_envelope(qd[:, i], r[:, i])

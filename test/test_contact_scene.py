@@ -26,7 +26,8 @@ from robodyn_ros.sim.contact import ContactScene, Obstacle  # noqa: E402 (needs 
 from robodyn_ros.sim.mujoco_engine import MujocoEngine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-WITH_SHAPES = ["urdf/puma560.urdf", "urdf/puma560_gazebo.urdf", "urdf/planar2.urdf"]
+SIMULATED = ["urdf/puma560.urdf", "urdf/puma560_gazebo.urdf", "urdf/planar2.urdf", "urdf/panda.urdf"]
+WITH_SHAPES = [*SIMULATED, "urdf/stanford.urdf"]   # the Stanford arm's link 5 MuJoCo refuses
 DT = 1e-3
 Q_START = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])   # the 004 motion
 Q_GOAL = np.radians([45.0, 30.0, 0.0, 45.0, 60.0, 90.0])
@@ -58,7 +59,7 @@ def test_shapes_stay_out_of_the_dynamics(rel):
     assert check(xml) == check(bare)
 
 
-@pytest.mark.parametrize("rel", WITH_SHAPES)
+@pytest.mark.parametrize("rel", SIMULATED)
 def test_mujoco_sees_one_geom_per_link(rel):
     spec = mujoco.MjSpec.from_string((ROOT / rel).read_text())
     spec.compiler.fusestatic = False
@@ -100,18 +101,22 @@ def puma():
     return read_model(ROOT / "urdf/puma560.urdf").scaled(friction=0.0)
 
 
-def run_004(scene, model, duration):
-    """The 004 motion under computed torque (clamped at the effort limits) in ``scene``; the
+def run_004(scene, model, duration, observe=lambda q, qd, tau: None):
+    """The 004 motion under computed torque in ``scene`` (an Engine: it clamps at the effort
+    limits); ``observe(q, q̇, τ)`` after each step with the torque applied over it. Returns the
     largest normal force per link."""
     sampler = TrajectorySampler(model.joint_names, Q_START)
     sampler.set_trajectory(JointTrajectory(model.joint_names, [3.0], [Q_GOAL], [np.zeros(6)],
                                            [np.zeros(6)]), 0.0)
     law = ComputedTorque(model, {"kp": 100.0, "kd": 20.0})
-    scene.reset(Q_START)
+    scene.reset()
+    q, qd = Q_START.copy(), np.zeros(6)
     peak = {}
     for k in range(int(round(duration / DT))):
-        tau = law.compute(scene.q, scene.qd, *sampler.sample(k * DT), DT)
-        for touch in scene.step(np.clip(tau, -model.effort_limit, model.effort_limit)):
+        tau = law.compute(q, qd, *sampler.sample(k * DT), DT).copy()
+        q, qd = scene.step(q, qd, tau)
+        observe(q, qd, scene.applied(tau))
+        for touch in scene.touches:
             assert touch.obstacle == "obstacle"
             peak[touch.link] = max(peak.get(touch.link, 0.0), touch.force)
     return peak
@@ -120,31 +125,68 @@ def run_004(scene, model, duration):
 def test_without_obstacle_the_scene_is_the_engine():
     model = puma()
     urdf = (ROOT / "urdf/puma560.urdf").read_text()
-    scene, engine = ContactScene(urdf, model, DT), MujocoEngine(model, DT, urdf)
+    scene, engine = ContactScene(model, DT, urdf), MujocoEngine(model, DT, urdf)
     rng = np.random.default_rng(3)
     for _ in range(5):
         q, qd, tau = rng.uniform(-1.0, 1.0, 6), rng.uniform(-1.0, 1.0, 6), rng.uniform(-20, 20, 6)
-        scene.reset(q, qd)
-        assert scene.step(tau) == []
-        q1, qd1 = engine.step(q, qd, tau)
-        np.testing.assert_allclose(scene.q, q1, atol=1e-12)
-        np.testing.assert_allclose(scene.qd, qd1, atol=1e-12)
+        wrench = rng.uniform(-10.0, 10.0, 6)
+        np.testing.assert_allclose(scene.step(q, qd, tau, wrench), engine.step(q, qd, tau, wrench),
+                                   atol=1e-12)
+        assert scene.touches == []
     assert run_004(scene, model, 3.0) == {} and scene.first_contact is None
+
+
+def soft(**kwargs):
+    return Obstacle(IN_THE_PATH, "sphere", (0.04,), solref=(0.05, 1.0), solimp=(0.5, 0.95, 0.02),
+                    **kwargs)
 
 
 def test_an_obstacle_in_the_path_is_touched_by_the_forearm():
     model = puma()
     urdf = (ROOT / "urdf/puma560.urdf").read_text()
-    rigid = ContactScene(urdf, model, DT, [Obstacle(IN_THE_PATH, "sphere", (0.04,))])
+    rigid = ContactScene(model, DT, urdf, [Obstacle(IN_THE_PATH, "sphere", (0.04,))])
     peaks = run_004(rigid, model, 2.5)
     time, link, force = rigid.first_contact
     assert link == "link_3" and force > 0.0 and 0.5 < time < 2.0
     assert set(peaks) == {"link_3"}
-    soft = ContactScene(urdf, model, DT, [Obstacle(IN_THE_PATH, "sphere", (0.04,), solref=(0.05, 1.0),
-                                                   solimp=(0.5, 0.95, 0.02))])
-    soft_peaks = run_004(soft, model, 2.5)
-    assert soft.first_contact[1] == "link_3"
+    gentle = ContactScene(model, DT, urdf, [soft()])
+    soft_peaks = run_004(gentle, model, 2.5)
+    assert gentle.first_contact[1] == "link_3"
     assert soft_peaks["link_3"] < peaks["link_3"]
+    rigid.reset()
+    assert rigid.first_contact is None and rigid.time == 0.0
+
+
+def test_the_observer_detects_and_isolates_a_contact_it_did_not_simulate():
+    """MuJoCo's contact with the obstacle, which nothing here computes: the observer on the exact
+    model, thresholds calibrated from the collision-free motion in the same scene (floor 0.5 N m),
+    detects it within 5 ms of MuJoCo's first contact and isolates it to the forearm."""
+    from robodyn_ros.control.collision import CollisionDetector, child_links, fit_thresholds
+    from robodyn_ros.control.momentum_observer import MomentumObserver
+    model = puma()
+    urdf = (ROOT / "urdf/puma560.urdf").read_text()
+
+    def observe(scene, detector=None):
+        observer = MomentumObserver(model, 50.0)
+        observer.reset(Q_START, np.zeros(6))
+        residuals, velocities, events = [], [], []
+
+        def step(q, qd, tau):
+            residuals.append(observer.step(q, qd, tau, DT).copy())
+            velocities.append(qd)
+            if detector is not None:
+                events.append(detector.check(scene.time, residuals[-1], qd))
+        run_004(scene, model, 2.0, step)
+        return np.array(residuals), np.array(velocities), events[-1] if events else None
+
+    thresholds = fit_thresholds(model.joint_names, *observe(ContactScene(model, DT, urdf))[:2],
+                                50.0, floor=0.5)
+    for obstacle in (Obstacle(IN_THE_PATH, "sphere", (0.04,)), soft()):
+        scene = ContactScene(model, DT, urdf, [obstacle])
+        event = observe(scene, CollisionDetector(thresholds, child_links(urdf, model.joint_names)))[2]
+        touched, link, _ = scene.first_contact
+        assert touched <= event.time <= touched + 0.005
+        assert event.link == link == "link_3"
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -100,8 +100,11 @@ def residuals(model, t, q, qd, tau, gain, *, friction=True, torque="held", law=N
 
 def _envelope(x, y):
     """(a, b) >= 0 minimising a + b mean(x) with a + b x_k >= y_k for every k (module docstring).
-    For a given b the best a is max(y − b x): a convex, piecewise linear cost in b whose corners
-    are the slopes of the upper convex hull of the points, so the optimum is b = 0 or one of those."""
+    For a given b the best a is max(y − b x, 0): a convex, piecewise linear cost in b whose corners
+    are the slopes of the upper convex hull of the points and the origin (a >= 0 is the origin's
+    constraint), so the optimum is b = 0 or one of those."""
+    mean = float(np.mean(x))
+    x, y = np.append(x, 0.0), np.append(y, 0.0)
     order = np.lexsort((-y, x))
     hull = []
     for xi, yi in zip(x[order].tolist(), y[order].tolist()):   # Andrew's monotone chain, upper
@@ -111,8 +114,7 @@ def _envelope(x, y):
         hull.append((xi, yi))
     slopes = [0.0] + [(y1 - y0) / (x1 - x0) for (x0, y0), (x1, y1) in zip(hull, hull[1:])
                       if x1 > x0 and y1 > y0]
-    mean = float(np.mean(x))
-    return min(((max(float(np.max(y - b * x)), 0.0), b) for b in slopes),
+    return min(((float(np.max(y - b * x)), b) for b in slopes),
                key=lambda ab: ab[0] + ab[1] * mean)
 
 
@@ -243,10 +245,10 @@ class CollisionEvent:
         """One bounded line for a log, an aborted goal, a diagnostic."""
         crossing = self.crossing
         i = self.joint_names.index(crossing[-1])
-        return bounded(f"collision at {self.time:.3f} s on link '{self.link}' or after it (joint "
-                       f"'{self.joint}'): joint '{crossing[-1]}' residual {self.residuals[i]:+.3g} "
-                       f"beyond its threshold {self.thresholds[i]:.3g}; joints crossing: "
-                       f"{bounded(list(crossing))}")
+        return bounded(f"collision at {self.time:.3f} s: joint '{crossing[-1]}' residual "
+                       f"{self.residuals[i]:+.3g} beyond its threshold {self.thresholds[i]:.3g} "
+                       f"(crossing: {bounded(list(crossing))}); isolated to link '{self.link}' or "
+                       f"after it (joint '{self.joint}' crossed at {self.isolated_time:.3f} s)")
 
 
 class CollisionDetector:

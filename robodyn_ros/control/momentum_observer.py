@@ -246,10 +246,19 @@ class MomentumObserver:
         at every step: ``adapt: payload`` writes its 10 estimates into the last body; ``all`` and
         ``inertial`` a standard parameter vector with the base parameters at their estimates and
         the dependent ones at zero (the same M, C, g and drives: dynamics.base_parameters).
-        ``follow(None)`` goes back to the observer's own model."""
+        ``follow(None)`` goes back to the observer's own model. Either way, ``reset`` next: p(0)
+        was another model's.
+
+        The estimate may change from one step to the next; the step's momentum increment then
+        holds (M(θ̂_k) − M(θ̂_(k−1))) q̇ as well, which r shows as an external torque of that over
+        Δt: small while the law adapts slowly, zero once it has learnt."""
+        self._started = False
         if law is None:
             self._P, self._rows, self._cols, self._law = np.array(self.model.params), _NOWHERE, _NOWHERE, None
             return
+        if not (hasattr(law, "estimate_names") and "adapt" in getattr(law, "params", {})):
+            raise ValueError(f"follow: {type(law).__name__} has no parameter estimates to follow "
+                             "(adaptive_computed_torque has)")
         model, n = law.model, law.dof
         mine = self.model.params
         if (model.joint_names != self.model.joint_names or model.params.shape != mine.shape

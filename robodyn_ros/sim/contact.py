@@ -8,8 +8,9 @@ The arm's dynamics are the MuJoCo engine's (``mujoco_engine.compile_urdf``: the 
 written back exactly, the model's armature and viscous damping, RK4), copied body by body and joint
 by joint into this scene, whose only addition is geometry: the arm's geoms collide with the
 obstacles and not with each other (contype 1, conaffinity 0 on the arm; 0 and 1 on an obstacle),
-so a motion that is free without the obstacle is the engine's motion to rounding. The effort is a
-generalized force (``qfrc_applied``), unclamped: the caller's controller limits it.
+so a motion that is free without the obstacle is the engine's motion to rounding. It is an
+``Engine``: the effort is clamped at the effort limits and, with a push from outside (τ_ext = Jᵀw),
+applied as a generalized force (``qfrc_applied``), as the MuJoCo engine applies them.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import dataclasses
 
 import numpy as np
 
+from .engine import Engine
 from .mujoco_engine import compile_urdf, require_mujoco
 
 SHAPES = ("sphere", "box", "capsule", "cylinder")
@@ -61,17 +63,20 @@ class Touch:
     force: float
 
 
-class ContactScene:
-    """The arm of ``urdf`` / ``model`` with ``obstacles``, stepped by ``dt`` (module docstring).
+class ContactScene(Engine):
+    """An ``Engine`` (``step(q, q̇, τ, wrench)``: the effort clamped at the limits, held over the
+    step) for the arm of ``urdf`` / ``model`` among ``obstacles`` (module docstring), so that
+    ``arm_simulator`` may run it as it runs the MuJoCo engine.
 
-    ``reset(q, qd)`` puts the arm there; ``step(tau)`` advances one step with the effort held and
-    returns the step's ``Touch``es; ``q``, ``qd``, ``time`` read the state. ``first_contact``
-    holds (time, link, force) of the first step that ended in contact, None before.
+    After each step ``touches`` holds its contacts (at the step's end) and ``first_contact`` the
+    (time, link, force) of the first step that ended in contact — None before it, and again after
+    ``reset()``; ``time`` counts the steps since that reset.
     """
+    name = "mujoco_contacts"
 
-    def __init__(self, urdf: str, model, dt: float, obstacles=(), root=None):
+    def __init__(self, model, dt: float, urdf: str, obstacles=(), root=None):
+        super().__init__(model, dt)
         mujoco = require_mujoco()
-        self.model, self.dt = model, dt
         exact, _ = compile_urdf(urdf, model, dt, root=root)
         spec = mujoco.MjSpec.from_string(urdf)
         spec.compiler.fusestatic = False   # every link its own body, named as in the URDF
@@ -107,7 +112,7 @@ class ContactScene:
         self._dofs = [m.jnt_dofadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j)]
                       for j in model.joint_names]
         self._force = np.zeros(6)
-        self.first_contact = None
+        self.touches, self.first_contact = [], None
 
     def _copy_dynamics(self, mujoco, exact, m):
         """The engine's bodies, drives, limits and gravity into this scene's model."""
@@ -130,24 +135,24 @@ class ContactScene:
     def time(self) -> float:
         return float(self.data.time)
 
-    @property
-    def q(self) -> np.ndarray:
-        return self.data.qpos[self._dofs].copy()
+    def reset(self):
+        self._mujoco.mj_resetData(self.mj, self.data)
+        self.touches, self.first_contact = [], None
 
-    @property
-    def qd(self) -> np.ndarray:
-        return self.data.qvel[self._dofs].copy()
+    def _advance(self, q, qd, tau, tau_ext):
+        mujoco, m, d = self._mujoco, self.mj, self.data
+        d.qpos[self._dofs], d.qvel[self._dofs] = q, qd
+        d.qfrc_applied[:] = 0.0
+        d.qfrc_applied[self._dofs] = tau + tau_ext
+        mujoco.mj_step(m, d)
+        mujoco.mj_forward(m, d)   # the contacts and their forces at the step's end
+        self.touches = self._touches()
+        if self.first_contact is None and any(t.force > 0.0 for t in self.touches):
+            first = max(self.touches, key=lambda t: t.force)
+            self.first_contact = (self.time, first.link, first.force)
+        return d.qpos[self._dofs].copy(), d.qvel[self._dofs].copy(), d.nl > 0
 
-    def reset(self, q, qd=None) -> None:
-        """The arm at (q, q̇) (joints in the model's order), time 0, no contact seen yet."""
-        mujoco, d = self._mujoco, self.data
-        mujoco.mj_resetData(self.mj, d)
-        d.qpos[self._dofs] = q
-        d.qvel[self._dofs] = 0.0 if qd is None else qd
-        mujoco.mj_forward(self.mj, d)
-        self.first_contact = None
-
-    def touches(self) -> list[Touch]:
+    def _touches(self) -> list[Touch]:
         """The contacts between the arm and the obstacles in the current state."""
         mujoco, m, d = self._mujoco, self.mj, self.data
         found = []
@@ -162,16 +167,3 @@ class ContactScene:
             found.append(Touch(m.body(m.geom_bodyid[arm]).name, self._obstacle_geoms[obstacle],
                                float(self._force[0])))
         return found
-
-    def step(self, tau) -> list[Touch]:
-        """One step of ``dt`` with the joint effort ``tau`` held; the contacts at its end."""
-        d = self.data
-        d.qfrc_applied[:] = 0.0
-        d.qfrc_applied[self._dofs] = tau
-        self._mujoco.mj_step(self.mj, d)
-        self._mujoco.mj_forward(self.mj, d)   # contacts and their forces at the new state
-        touches = self.touches()
-        if self.first_contact is None and any(t.force > 0.0 for t in touches):
-            first = max(touches, key=lambda t: t.force)
-            self.first_contact = (self.time, first.link, first.force)
-        return touches
