@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros.control import JointTrajectory
-from robodyn_ros.control.collision_guard import guard_from_settings
+from robodyn_ros.control.collision_guard import guard_from_settings, wrench_estimate
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.loop import ERROR, ControlLoop, Rejection
 from robodyn_ros.dynamics import RobotModel
@@ -162,3 +162,15 @@ def test_collision_settings_cannot_change_while_a_collision_stands():
     with pytest.raises(ValueError, match="a collision stands"):
         rig.loop.prepare({"collision_thresholds": [5.0]})
     rig.loop.prepare({"kp": 50.0})   # a gain change is fine
+
+
+def test_the_wrench_estimate_inverts_j_transpose_away_from_singularities():
+    q = np.radians([10.0, -30.0, 60.0, 20.0, 40.0, 10.0])
+    w = np.array([3.0, -1.0, 7.0, 0.2, -0.4, 0.1])
+    np.testing.assert_allclose(wrench_estimate(PUMA, q, PUMA.frame_jacobian(q).T @ w), w, rtol=1e-9)
+    # at the wrist singularity (θ5 = 0) the estimate stays finite and still explains r
+    q[4] = 0.0
+    r = PUMA.frame_jacobian(q).T @ w
+    f = wrench_estimate(PUMA, q, r)
+    assert np.all(np.isfinite(f))
+    np.testing.assert_allclose(PUMA.frame_jacobian(q).T @ f, r, atol=1e-3 * np.abs(r).max())

@@ -27,11 +27,22 @@ from .laws import GravityCompensation
 from .momentum_observer import MomentumObserver
 
 REACTIONS = ("none", "stop", "float", "reflex")
+SINGULARITY_THRESHOLD = 1e-3   # ε on the eigenvalues of J Jᵀ (wrench_estimate)
 FLOATING = ("float", "reflex")
 # the controller's parameters that make the guard (doc/collisions.md)
 SETTINGS = ("collision_observer_gain", "collision_joints", "collision_thresholds",
             "collision_thresholds_per_velocity", "collision_reaction", "collision_reflex_gain",
             "collision_reflex_duration")
+
+
+def wrench_estimate(model, q, r, eps: float = SINGULARITY_THRESHOLD) -> np.ndarray:
+    """F̂ = (Jᵀ)⁺ r, the tip wrench [f; n] (base frame) nearest to causing the residual r: J Jᵀ =
+    U diag(σ) Uᵀ inverted direction by direction as the task-space laws invert J M⁻¹ Jᵀ, 1/σ for
+    σ ≥ ε and σ/ε² below, so a singular direction gets no force and F̂ stays finite."""
+    J = model.frame_jacobian(q)
+    sigma, U = np.linalg.eigh(J @ J.T)
+    inverse = np.where(sigma >= eps, 1.0 / np.maximum(sigma, eps), np.maximum(sigma, 0.0) / eps ** 2)
+    return U @ (inverse * (U.T @ (J @ r)))
 
 
 class CollisionGuard:

@@ -261,9 +261,16 @@ def point_arrays(points):
     return pos, quats.reshape(-1, 4), rates
 
 
-def other_writers(node, publisher) -> list[str]:
-    """The other nodes publishing on ``publisher``'s topic (by the graph: call it per report, not
-    per message)."""
+def second_writers(node, publisher, level, message, values):
+    """(level, message) with a WARN when other nodes publish on ``publisher``'s command topic
+    (two writers fight over the drive), and their names in ``values`` (by the graph: call it per
+    report, not per message)."""
     me = node.get_fully_qualified_name()
-    return sorted({f"{i.node_namespace.rstrip('/')}/{i.node_name}" for i in
-                   node.get_publishers_info_by_topic(publisher.topic_name)} - {me})
+    others = sorted({f"{i.node_namespace.rstrip('/')}/{i.node_name}" for i in
+                     node.get_publishers_info_by_topic(publisher.topic_name)} - {me})
+    values["other writers of the command topic"] = ", ".join(others) or "none"
+    if others and level < WARN:
+        return WARN, (f"{', '.join(others)} also publish(es) on {publisher.topic_name}: two writers "
+                      "fight over the drive (ros2_control gives a command interface to one "
+                      "controller); stop the other or give this controller another command_topic")
+    return level, message

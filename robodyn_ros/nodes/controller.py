@@ -1,11 +1,10 @@
 """computed_torque_controller: joint efforts from a control-law plugin (004 eq. 4.1 by default).
 
-A managed node, mapped as ros2_control maps a controller (configure loads the model and compiles,
-activate holds the measured position, deactivate publishes ``on_deactivate`` once). In:
-``/joint_states``, ``~/joint_trajectory``, ``~/reference``, ``~/follow_joint_trajectory`` and a
-task-space law's Cartesian targets (nodes/cartesian.py); out: ``command_topic``, the controller
-state, ``/diagnostics``. Parameters and topics: doc/computed_torque_controller.md. An adapter: what
-it does with a state, a reference or a failing law is ``control.loop.ControlLoop``'s.
+A managed node, mapped as ros2_control maps a controller. In: ``/joint_states``, ``~/joint_trajectory``,
+``~/reference``, ``~/follow_joint_trajectory``, a task-space law's Cartesian targets (cartesian.py);
+out: ``command_topic``, the controller state, the momentum observer's residual and collisions
+(collisions.py), ``/diagnostics``. Parameters, topics: doc/computed_torque_controller.md. An
+adapter: what it does with a state, a reference or a failing law is ``control.loop.ControlLoop``'s.
 """
 from __future__ import annotations
 
@@ -23,13 +22,14 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from ..control.cycle_timing import CycleTiming
-from ..control.goal import Tolerances
+from ..control.goal import PATH_TOLERANCE_VIOLATED, Tolerances
 from ..control.joints import JointOrder
 from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection, Stale
 from ..dynamics import warm_up
 from .parameters import controller_schema, node_schema
-from .common import Diagnostics, other_writers, stamp_parts, stamp_seconds, unanswered
-from .description import DESCRIPTION_QOS, chain_ends, describes_robot, load_model
+from .common import Diagnostics, second_writers, stamp_parts, stamp_seconds, unanswered
+from .collisions import CollisionInterface
+from .description import DESCRIPTION_QOS, chain_of, describes_robot, load_model
 from .cartesian import CartesianInterface
 from .controller_state import ControllerStatePublisher
 from .estimates import EstimatesInterface, carry_over, drift
@@ -85,15 +85,15 @@ class ComputedTorqueController(ManagedNode):
         self.model = load_model(p, self._published)
         # compile before the first cycle needs it (a cache load after the first run on a machine)
         warm_up(notify=self.get_logger().info, forward=False)
-        order = JointOrder(self.model.joint_names, p["joints"])
+        order, chain = JointOrder(self.model.joint_names, p["joints"]), chain_of(p, self._published)
         self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
-                                p["state_timeout"], clock=self._now,
-                                log=self.get_logger().warning,
+                                p["state_timeout"], clock=self._now, log=self.get_logger().warning,
                                 max_trajectory_points=p["max_trajectory_points"],
-                                position_limit_margin=p["position_limit_margin"])
+                                position_limit_margin=p["position_limit_margin"],
+                                links=[joint.child for joint in chain.movable])
         self.joints = list(order.names)
-        self._state_time = None  # the last valid state's header stamp, echoed by the state
-        self._answered = None    # rate 0: the stamp (sec, nanosec) of the last state answered
+        # the last valid state's header stamp (echoed by the state); rate 0: the last one answered
+        self._state_time = self._answered = None
         self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
         self._timing = CycleTiming(NAME, self._rate)  # each cycle's execution time and period
         self._command = SerializedFloat64MultiArray(self.model.dof)
@@ -114,7 +114,9 @@ class ComputedTorqueController(ManagedNode):
         self._safe_command = SerializedFloat64MultiArray(self.model.dof)  # the watchdog's own
         self.own(EstimatesInterface(self, self.loop, self._lock))  # an adaptive law's estimates
         self._cartesian = self.own(CartesianInterface(  # a task-space law's targets and frame
-            self, self.loop, self._now, *chain_ends(p, self._published)))
+            self, self.loop, self._now, chain.root_link, chain.tip_link))
+        self._collisions = self.own(CollisionInterface(  # the momentum observer's residual
+            self, self.loop, chain.root_link, p["external_torque_rate"], self._abort))
         self.own(WatchdogThread(self, self.loop, self._lock, self._on_stale,
                                 max(p["state_timeout"] / 10.0, 1e-3)))
         if FollowJointTrajectory is None:
@@ -257,8 +259,13 @@ class ComputedTorqueController(ManagedNode):
             stamp = self._state_time if self.loop.stamp else stamp_parts(self.loop.time)
             self._state.publish(self.loop, stamp, self._command.values)
             self._cartesian.after_cycle(stamp)
+            self._collisions.after_cycle(stamp)
             if self._action is not None:
                 self._action.after_cycle()
+
+    def _abort(self, why: str):
+        if self._action is not None:   # a collision: the path cannot be followed
+            self._action.preempt(why, code=PATH_TOLERANCE_VIOLATED)
 
     def _publish_effort(self, effort: np.ndarray, command=None):
         """``command``: the serialized message to write (the watchdog's thread has its own)."""
@@ -268,9 +275,8 @@ class ComputedTorqueController(ManagedNode):
 
     def _timing_report(self):
         """The cycles' timing as controller_manager reports its controllers'; None unconfigured."""
-        if self._timing is None:
-            return None
-        return self._timing.report("active" if self.active else "inactive")
+        return None if self._timing is None else self._timing.report(
+            "active" if self.active else "inactive")
 
     def _report(self):
         if self.loop is None:
@@ -282,13 +288,7 @@ class ComputedTorqueController(ManagedNode):
         level, message, values = self.loop.report()
         values.update(drift(self.loop.law))
         values.update(self._cartesian.report())
-        others = other_writers(self, self._command_pub)
-        values["other writers of the command topic"] = ", ".join(others) or "none"
-        if others and level < WARN:
-            level, message = WARN, (
-                f"{', '.join(others)} also publish(es) on {self.params['command_topic']}: two "
-                "writers fight over the drive (ros2_control gives a command interface to one "
-                "controller); stop the other or give this controller another command_topic")
+        level, message = second_writers(self, self._command_pub, level, message, values)
         return (level, message, values) if self.active else (WARN, f"inactive ({message})", values)
 
 

@@ -86,12 +86,11 @@ def load_model(params: Parameters, published: str | None = None):
         raise ConfigurationError(f"cannot build the robot model from the URDF: {exc}") from exc
 
 
-def chain_ends(params, published) -> tuple[str, str]:
-    """The chain's root and tip link names in the URDF the node's model came from."""
+def chain_of(params, published):
+    """The ``ChainLayout`` of the URDF the node's model came from: its root and tip links and
+    its movable joints (``movable[i].child``: the link joint i moves)."""
     if published is not None and not (params["robot_description"].strip() or params["urdf_file"]):
         source, xacro_args = published, []
     else:
         source, xacro_args = robot_description_source(params)
-    layout = chain_layout(source, params["root_link"] or None, params["tip_link"] or None,
-                          xacro_args)
-    return layout.root_link, layout.tip_link
+    return chain_layout(source, params["root_link"] or None, params["tip_link"] or None, xacro_args)

@@ -38,7 +38,7 @@ from ..plumbing.reasons import bounded
 from .process import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics,
                      STATE_HISTORY, Parameters, steady_clock)
-from .description import chain_ends, load_model, robot_description_source, when_described
+from .description import chain_of, load_model, robot_description_source, when_described
 from .serialized import SerializedJointState
 
 # s (wall) before an unanswered state is published again: long beside any answer's delay (a
@@ -125,7 +125,7 @@ class ArmSimulator(Node):
         self._braked = True
         self._timed_out = False
         self.rejected = CountedWarning(self, "command rejected")
-        self._base = chain_ends(p, published)[0]   # the frame an external wrench is given in
+        self._base = chain_of(p, published).root_link   # the frame an external wrench is given in
         self.wrench = None   # [f; n] pushing the tip from outside (None: no push)
         self.refused = CountedWarning(self, "external wrench refused")
         self.integration_failures = 0  # ticks whose RK4 steps raised (state held)

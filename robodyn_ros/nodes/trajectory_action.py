@@ -187,12 +187,12 @@ class TrajectoryAction:
         """The goal running now (a token for :meth:`preempt`), or None."""
         return self._goal
 
-    def preempt(self, why: str, goal=None) -> None:
-        """Abort the running goal (INVALID_GOAL): a new goal, a topic trajectory, deactivation,
-        joint states gone stale. ``goal``: only if that one (:attr:`running`) still runs."""
+    def preempt(self, why: str, goal=None, code: int = INVALID_GOAL) -> None:
+        """Abort the running goal (``code``): a new goal, a topic trajectory, deactivation, joint
+        states gone stale, a collision. ``goal``: only if that one (:attr:`running`) still runs."""
         if self._goal is not None and (goal is None or goal is self._goal):
             self._log().info(f"goal aborted: {why}")
-            self._finish(Outcome(INVALID_GOAL, why))
+            self._finish(Outcome(code, why))
 
     def after_cycle(self) -> None:
         """Judge the running goal on the cycle just computed; send feedback at its rate."""

@@ -1,0 +1,94 @@
+"""What computed_torque_controller shows of the momentum observer and a collision (doc/collisions.md).
+
+* ``~/external_torque`` (sensor_msgs/JointState): the residual r ≈ τ_ext per joint in ``effort``
+  (N m or N), ``name`` the controller's ``joints``, stamped with the state's stamp; position and
+  velocity empty (ext_observer_ros's layout). At most ``external_torque_rate`` Hz.
+* ``~/external_wrench_estimate`` (geometry_msgs/WrenchStamped): the contact wrench at the tip
+  frame's origin, base frame (``header.frame_id`` the chain's root link), F̂ = (Jᵀ)⁺ r damped as
+  the task-space laws damp a singular direction (``control.collision_guard.wrench_estimate``;
+  Franka's O_F_ext_hat_K): the tip wrench that would cause r; a contact elsewhere on the arm shows
+  as some wrench at the tip all the same. Same rate.
+* ``~/collision`` (diagnostic_msgs/DiagnosticStatus, level ERROR): each detected collision, its
+  reason as ``message`` and, as values, the time, the joints crossing, the isolated joint and
+  link, the residuals and thresholds, the reaction and the wrench estimate then.
+* ``~/reset_collision`` (std_srvs/Trigger): the collision is dealt with; the controller holds where
+  the arm is and takes references and goals again. A new activation resets it too.
+
+On detection a running FollowJointTrajectory goal aborts (PATH_TOLERANCE_VIOLATED) with the reason,
+and /diagnostics reports ERROR until the reset.
+"""
+from __future__ import annotations
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from geometry_msgs.msg import WrenchStamped
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+
+from ..control.collision_guard import wrench_estimate
+from ..plumbing.reasons import bounded
+
+
+class CollisionInterface:
+    """The module docstring's topics on ``node`` for the guard of ``loop`` (it may come and go
+    with a parameter change); ``base`` the chain's root link; ``abort(why)`` ends a running goal."""
+
+    def __init__(self, node, loop, base: str, rate: float, abort):
+        self._node, self._loop, self._abort = node, loop, abort
+        self._period = 1.0 / rate if rate > 0.0 else None
+        self._next = -np.inf
+        self._torque_pub = node.create_publisher(JointState, "~/external_torque", 10)
+        self._wrench_pub = node.create_publisher(WrenchStamped, "~/external_wrench_estimate", 10)
+        self._event_pub = node.create_publisher(DiagnosticStatus, "~/collision", 10)
+        self._torque = JointState(name=list(loop.order.names))
+        self._wrench = WrenchStamped()
+        self._wrench.header.frame_id = base
+        node.serve(Trigger, "~/reset_collision", self._on_reset)
+        loop.on_collision = self._on_collision
+
+    def after_cycle(self, stamp) -> None:
+        """The residual and the wrench estimate at the cycle's state, stamped ``stamp`` (sec,
+        nanosec), at most every 1/rate seconds of the loop's time."""
+        guard, loop = self._loop.guard, self._loop
+        if guard is None or self._period is None or loop.time < self._next:
+            return
+        self._next = loop.time + self._period
+        for header in (self._torque.header, self._wrench.header):
+            header.stamp.sec, header.stamp.nanosec = stamp
+        self._torque.effort = loop.order.from_chain(guard.residual).tolist()
+        f = wrench_estimate(loop.model, loop.q, guard.residual)
+        w = self._wrench.wrench
+        w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z = f.tolist()
+        self._torque_pub.publish(self._torque)
+        self._wrench_pub.publish(self._wrench)
+
+    def _on_collision(self, event) -> None:
+        loop = self._loop
+        wrench = wrench_estimate(loop.model, loop.q, loop.guard.residual)
+        why = (f"{event.reason}; contact wrench estimate at the tip "
+               f"{np.round(wrench, 3).tolist()} (N, N m, base frame); reaction "
+               f"{loop.guard.reaction}")
+        self._node.get_logger().error(why)
+        self._abort(bounded(why))
+        crossing = list(event.crossing)
+        values = {"time (s)": f"{event.time:.6f}", "joints crossing": ", ".join(crossing),
+                  "isolated joint": event.joint, "isolated link": event.link,
+                  "residuals": str(np.round(loop.order.from_chain(event.residuals), 6).tolist()),
+                  "thresholds": str(np.round(loop.order.from_chain(event.thresholds), 6).tolist()),
+                  "joints": ", ".join(loop.order.names), "reaction": loop.guard.reaction,
+                  "wrench estimate (N, N m)": str(np.round(wrench, 6).tolist())}
+        self._event_pub.publish(DiagnosticStatus(
+            level=DiagnosticStatus.ERROR, name=f"{self._node.get_name()}: collision",
+            message=bounded(event.reason), hardware_id=loop.model.name,
+            values=[KeyValue(key=k, value=v) for k, v in values.items()]))
+
+    def _on_reset(self, request, response):
+        result = self._loop.reset_collision()
+        response.success = not hasattr(result, "reason")
+        response.message = getattr(result, "reason", None) or result.note
+        self._node.get_logger().info(response.message)
+        return response
+
+    def destroy(self):
+        for publisher in (self._torque_pub, self._wrench_pub, self._event_pub):
+            self._node.destroy_publisher(publisher)
