@@ -394,17 +394,17 @@ def check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf):
 
 
 @inline
-def measure(P, q, qd, q_des, qd_des, qdd_des, joint, offset, explicit, pose, J, motion, goal,
+def measure(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, pose, J, motion, goal,
             goal_motion, reference, Jd, reference_motion, M, ws):
-    """The pose, J and [J q̇; J̇ q̇] of the frame (``offset`` on joint ``joint``'s body) at the
+    """The pose, J and [J q̇; J̇ q̇] of the frame (``offset`` on joint ``carrier``'s body) at the
     state; M(q), factored; the target: ``goal`` and ``goal_motion`` when ``explicit``, else
     FK(q_d), J(q_d) q̇_d and J(q_d) q̈_d + J̇(q_d, q̇_d) q̇_d (into ``reference`` and
     ``reference_motion``), returned with its motion. Also whether M is positive definite."""
-    frame_motion_into(P, q, qd, joint, offset, False, ws, pose, J, motion[0], motion[1])
+    frame_motion_into(P, q, qd, carrier, offset, False, ws, pose, J, motion[0], motion[1])
     if explicit:
         target, target_motion = goal, goal_motion
     else:
-        frame_motion_into(P, q_des, qd_des, joint, offset, False, ws, reference, Jd,
+        frame_motion_into(P, q_des, qd_des, carrier, offset, False, ws, reference, Jd,
                           reference_motion[0], reference_motion[1])
         mat_vec(Jd, qdd_des, reference_motion[1], True)
         target, target_motion = reference, reference_motion
@@ -413,7 +413,7 @@ def measure(P, q, qd, q_des, qd_des, qdd_des, joint, offset, explicit, pose, J, 
 
 
 @kernel
-def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, joint, offset, explicit, mode, eps,
+def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, mode, eps,
                            buf):
     """One cycle into the law's ``buf`` (``views``): τ, and the measured pose, J and J M⁻¹ Jᵀ kept
     for the diagnostics. ``gains`` rows: K_p, K_d (per task axis)."""
@@ -421,7 +421,7 @@ def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, joint, offset, expl
     (pose, goal, reference, _, goal_motion, reference_motion, motion, task, gains, R, A, L, Lam,
      half, U, B, J, Jd, X, M, kp, kd, joint, ws, _) = views(buf, q.shape[0])
     target, target_motion, mass_factored = measure(
-        P, q, qd, q_des, qd_des, qdd_des, joint, offset, explicit, pose, J, motion, goal,
+        P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, pose, J, motion, goal,
         goal_motion, reference, Jd, reference_motion, M, ws)
     e, b, F = task[0], task[1], task[2]
     pose_error(target, pose, e, R)
@@ -443,7 +443,7 @@ def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, joint, offset, expl
 
 
 @kernel
-def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, joint, offset, explicit, mode,
+def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, carrier, offset, explicit, mode,
                              eps, time_constant, started, buf):
     """One cycle into the law's ``buf``. ``gains`` rows: K, ζ, w (set), and the filtered K, ẋ_d,
     w (state); ``held`` the filtered target pose; ``joint`` row LAST the last τ (for the rate
@@ -453,7 +453,7 @@ def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, joint, offset
     (pose, goal, reference, held, goal_motion, reference_motion, motion, task, gains, R, A, L, Lam,
      half, U, B, J, Jd, X, M, kp, kd, joint, ws, _) = views(buf, q.shape[0])
     target, target_motion, mass_factored = measure(
-        P, q, qd, q_des, qd_des, qdd_des, joint, offset, explicit, pose, J, motion, goal,
+        P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, pose, J, motion, goal,
         goal_motion, reference, Jd, reference_motion, M, ws)
     n = q.shape[0]
     e, F = task[0], task[1]
@@ -588,7 +588,7 @@ class _TaskSpaceLaw(ControlLaw):
         link = params["task_link"]
         if not isinstance(link, str):
             raise ValueError(f"task_link must be a link name (a string), got {link!r}")
-        self._joint, self._offset = model.frame(link)   # resolved once: the cycle takes both
+        self._carrier, self._offset = model.frame(link)   # resolved once: the cycle takes both
         kp, kd = (gain(name, params[name], n) for name in ("posture_kp", "posture_kd"))
         check_definite("posture_kp", kp, joints, strict=False, why="a negative gain pushes away")
         check_definite("posture_kd", kd, joints, strict=False, why="a negative gain excites")
@@ -688,7 +688,7 @@ class OperationalSpace(_TaskSpaceLaw):
 
     def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
         q, qd, q_des, qd_des, qdd_des = self._check(q, qd, q_des, qd_des, qdd_des)
-        _OPERATIONAL.call(self._P, q, qd, q_des, qd_des, qdd_des, self._joint, self._offset,
+        _OPERATIONAL.call(self._P, q, qd, q_des, qd_des, qdd_des, self._carrier, self._offset,
                           self._explicit, self._mode, self._eps, self._buf)
         return self._tau
 
@@ -737,7 +737,7 @@ class CartesianImpedance(_TaskSpaceLaw):
 
     def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
         q, qd, q_des, qd_des, qdd_des = self._check(q, qd, q_des, qd_des, qdd_des)
-        _IMPEDANCE.call(self._P, q, qd, q_des, qd_des, qdd_des, float(dt), self._joint,
+        _IMPEDANCE.call(self._P, q, qd, q_des, qd_des, qdd_des, float(dt), self._carrier,
                         self._offset, self._explicit, self._mode, self._eps, self._tc, self._started,
                         self._buf)
         self._started = True
