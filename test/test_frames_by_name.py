@@ -159,8 +159,10 @@ def test_a_dh_model_names_its_joints_and_the_tip():
         model = RobotModel.from_yaml(ROOT / "config" / "puma560_dh.yaml")
     assert not model.frames
     assert model.frame_names == ["tip", *model.joint_names]
-    with pytest.raises(ModelError, match="a model from a DH table has no link names"):
+    with pytest.raises(ModelError, match="a model not loaded from a URDF has no link names"):
         model.frame_pose(np.zeros(model.dof), "tool0")
+    with pytest.raises(ModelError, match="a frame is named by a string"):
+        model.frame_pose(np.zeros(model.dof), 0)
 
 
 def test_the_variants_of_a_model_keep_the_link_names():

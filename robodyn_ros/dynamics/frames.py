@@ -11,7 +11,7 @@ The names, in this order of precedence:
   determine exist (not those behind a movable joint off the chain). A link wins over a joint of
   the same name;
 - a joint's name: that joint's canonical frame (origin on the axis, z along it: for a URDF, its
-  child link's frame turned so that z is the axis, the frame of today's ``link_frames``).
+  child link's frame turned so that z is the axis; the frames ``link_frames`` gives).
 
 A DH or modified-DH model has no link names: its frames are ``"tip"`` and the joint names (the
 table's ``name`` of each link, ``joint_1``, ``joint_2``, ... when it gives none).
@@ -32,16 +32,10 @@ class Frame(NamedTuple):
     joint: int
     offset: np.ndarray
 
-    @property
-    def pose(self):
-        """The offset as a 4x4 transform."""
-        T = np.eye(4)
-        T[:3, :3], T[:3, 3] = self.offset[:9].reshape(3, 3), self.offset[9:]
-        return T
-
 
 def frame(joint, pose):
-    offset = np.concatenate([np.asarray(pose, dtype=float)[:3, :3].ravel(), pose[:3, 3]])
+    pose = np.asarray(pose, dtype=float)
+    offset = np.concatenate([pose[:3, :3].ravel(), pose[:3, 3]])
     offset.flags.writeable = False
     return Frame(int(joint), offset)
 
@@ -57,12 +51,14 @@ def frame_table(links, tip, link_frames):
 def resolve(model, table, link):
     """The ``Frame`` of ``link`` (None or "" the tip) in ``table``; a ModelError listing the names
     if there is none."""
+    if link is not None and not isinstance(link, str):
+        raise ModelError(f"a frame is named by a string (a link's or a joint's name), got {link!r}")
     try:
         return table[link or TIP]
-    except (KeyError, TypeError):
+    except KeyError:
         links = [name for name in model.frames if name != TIP]
         joints = [name for name in model.joint_names if name not in model.frames]
         where = f"the URDF links {links} and the joint frames {joints}" if links else \
-            f"the joint frames {joints} (a model from a DH table has no link names)"
+            f"the joint frames {joints} (a model not loaded from a URDF has no link names)"
         raise ModelError(f"unknown link {link!r} of '{model.name}': its frames are '{TIP}' (the "
                          f"tip), {where}") from None
