@@ -21,9 +21,11 @@ import pytest
 import yaml
 
 from robodyn_ros.dynamics import RobotModel
-from robodyn_ros.dynamics.kinematics import TIP, link_frames
+from robodyn_ros.dynamics.frames import TIP
+from robodyn_ros.dynamics.kinematics import link_frames
 from test_control_laws import ARM_LINKS
 from test_dynamics_pinocchio import CASES, IDS, Pin, states
+from pin_oracle import frame_motion  # noqa: E402 (test/ is on sys.path)
 from test_vendor_descriptions import CHAINS, IDS as VENDOR_IDS, ROBOTS, PinChain, load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +33,10 @@ REL = 1e-12
 
 
 def frames_of(model):
-    return [*model.joint_names, TIP]
+    """(index in ``link_frames``, name) of the canonical frames: the joint frames by their joints'
+    names (but a name that is also a link's, which names the link: test_frames_by_name), the tip."""
+    joints = [(k, name) for k, name in enumerate(model.joint_names) if name not in model.frames]
+    return [*joints, (model.dof, TIP)]
 
 
 class PinFrames:
@@ -39,51 +44,29 @@ class PinFrames:
     ``root`` is our base in Pinocchio's world."""
 
     def __init__(self, p, model, root=np.eye(4)):
-        self.p, self.root, self.n = p, root, model.dof
-        self.v = getattr(p, "v_", lambda v: v)
+        self.p = p
         q0 = np.random.default_rng(99).uniform(-np.pi, np.pi, model.dof)
         data = p.model.createData()
         pin.forwardKinematics(p.model, data, p.q(q0))
         ours = link_frames(model, q0)
-        self.ids = []
-        for k, name in enumerate(frames_of(model)):
+        self.ids = {}
+        for k, name in frames_of(model):
             joint = p.joints[min(k, model.dof - 1)].id
             placement = np.linalg.solve(data.oMi[joint].homogeneous, root @ ours[k])
             if k < model.dof:   # a joint frame: the same origin, only turned
                 np.testing.assert_allclose(placement[:3, 3], 0.0, atol=1e-12)
-            self.ids.append(p.model.addFrame(pin.Frame(f"ours_{name}", joint, pin.SE3(placement),
-                                                       pin.FrameType.OP_FRAME)))
+            self.ids[k] = p.model.addFrame(pin.Frame(f"ours_{name}", joint, pin.SE3(placement),
+                                                     pin.FrameType.OP_FRAME))
         self.data = p.model.createData()
-
-    def jacobian(self, fid, rf):
-        J = pin.getFrameJacobian(self.p.model, self.data, fid, rf).reshape(6, -1)  # (6,) for nv 1
-        return J[:, [j.idx_v for j in self.p.joints]]
 
     def motion(self, q, qd, k, reference):
         """(pose in our base, J, J q̇, J̇ q̇) of our frame k, as Pinocchio computes them."""
-        model, data, fid = self.p.model, self.data, self.ids[k]
-        qp, v = self.p.q(q), self.v(qd)
-        pin.forwardKinematics(model, data, qp, v, np.zeros(model.nv))
-        pin.computeJointJacobians(model, data, qp)
-        pin.updateFramePlacements(model, data)
-        pose = np.linalg.solve(self.root, data.oMf[fid].homogeneous)
-        if reference == "world":
-            R = self.root[:3, :3].T      # Pinocchio's world into our base
-            rf = pin.LOCAL_WORLD_ALIGNED
-            J = self.jacobian(fid, rf)
-            twist = pin.getFrameVelocity(model, data, fid, rf).vector
-            bias = pin.getFrameClassicalAcceleration(model, data, fid, rf).vector
-            turn = np.kron(np.eye(2), R)
-            return pose, turn @ J, turn @ twist, turn @ bias
-        rf = pin.LOCAL
-        J = self.jacobian(fid, rf)
-        return (pose, J, pin.getFrameVelocity(model, data, fid, rf).vector,
-                pin.getFrameAcceleration(model, data, fid, rf).vector)
+        return frame_motion(self.p, self.data, self.ids[k], q, qd, reference)
 
 
 def check_against(oracle, model, seed, count=3, name=""):
     q, qd, _ = states(model, seed, count)
-    for k, link in enumerate(frames_of(model)):
+    for k, link in frames_of(model):
         for reference in ("world", "body"):
             for i in range(count):
                 ours = model.frame_motion(q[i], qd[i], link, reference)
@@ -137,7 +120,7 @@ def test_finite_differences_and_numpy_kinematics(name, model):
     q, qd, _ = states(model, 23, 3)
     for i in range(3):
         frames = link_frames(model, q[i])
-        for k, link in enumerate(frames_of(model)):
+        for k, link in frames_of(model):
             pose, J, twist, bias = model.frame_motion(q[i], qd[i], link)
             np.testing.assert_allclose(pose, frames[k], rtol=0, atol=1e-13)
             np.testing.assert_allclose(twist, J @ qd[i], rtol=0, atol=1e-13)

@@ -16,15 +16,17 @@ _STEP = 0.1                          # m (and rad) at most per IK iteration
 
 def reach(model, link=None) -> tuple[np.ndarray, float]:
     """The first joint's axis origin (base frame) and an upper bound of the distance from it to
-    the origin of ``link``'s frame: the sum of the distances between successive joint frames (and
-    to the tip), plus each prismatic joint's travel."""
-    k = model.frame_index(link)
-    lengths = [np.linalg.norm(model.links[i].pre[:3, 3]) for i in range(1, min(k + 1, model.dof))]
-    if k == model.dof:
-        lengths.append(np.linalg.norm(model.tip[:3, 3]))
-    travel = [max(abs(model.lower[i]), abs(model.upper[i])) for i in range(min(k + 1, model.dof))
+    the origin of ``link``'s frame: the sum of the distances between successive joint frames and
+    from the frame's joint to the frame, plus each prismatic joint's travel (a link fixed to the
+    base: its own distance, as it never moves)."""
+    origin, f = model.links[0].pre[:3, 3].copy(), model.frame(link)
+    if f.joint < 0:
+        return origin, float(np.linalg.norm(f.offset[9:] - origin))
+    lengths = [np.linalg.norm(model.links[i].pre[:3, 3]) for i in range(1, f.joint + 1)]
+    lengths.append(np.linalg.norm(f.offset[9:]))
+    travel = [max(abs(model.lower[i]), abs(model.upper[i])) for i in range(f.joint + 1)
               if model.joint_types[i] == "prismatic"]
-    return model.links[0].pre[:3, 3].copy(), float(sum(lengths) + sum(travel))
+    return origin, float(sum(lengths) + sum(travel))
 
 
 def solve(model, link, q, position, rotation, iterations):

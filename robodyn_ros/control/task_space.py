@@ -1,7 +1,7 @@
 """Task-space laws for arms: ``operational_space`` (Khatib 1987) and ``cartesian_impedance``.
 
-Both control one frame of the arm (``task_link``: a joint's frame, or the tip; ``RobotModel.
-frame_index``) in the base frame, with J the frame's geometric Jacobian ([v; ω], base frame),
+Both control one frame of the arm (``task_link``: the tip, a URDF link or a joint's frame;
+``RobotModel.frame``) in the base frame, with J the frame's geometric Jacobian ([v; ω], base frame),
 M(q) the joint-space inertia and h(q, q̇) = C q̇ + g (+ the model's friction with ``friction``):
 
     operational_space:    τ = Jᵀ Λ (ẍ_d + K_d ė + K_p e − J̇ q̇) + h + N τ_0
@@ -46,7 +46,8 @@ from ..dynamics.crba import crba_into
 from ..dynamics.kinematics import frame_motion_into
 from ..dynamics.layout import CRBA_COLUMNS
 from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea_into
-from ..plumbing.kernels import BOOL, FLOAT64, INT, NDARRAY, PARAMETERS, VECTOR, Direct, inline, kernel
+from ..plumbing.kernels import (BOOL, FLOAT64, INT, NDARRAY, PARAMETER_VECTOR, PARAMETERS, VECTOR, Direct,
+                                inline, kernel)
 from .gains import _numbers, check_definite, gain, per_joint
 from .law import ControlLaw
 from .laws import _FRICTION, _flag
@@ -393,18 +394,18 @@ def check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf):
 
 
 @inline
-def measure(P, q, qd, q_des, qd_des, qdd_des, frame, explicit, pose, J, motion, goal, goal_motion,
-            reference, Jd, reference_motion, M, ws):
-    """The frame's pose, J and [J q̇; J̇ q̇] at the state; M(q), factored; the target: ``goal``
-    and ``goal_motion`` when ``explicit``, else FK(q_d), J(q_d) q̇_d and J(q_d) q̈_d +
-    J̇(q_d, q̇_d) q̇_d (into ``reference`` and ``reference_motion``), returned with its motion.
-    Also whether M is positive definite."""
-    frame_motion_into(P, q, qd, frame, False, ws, pose, J, motion[0], motion[1])
+def measure(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, pose, J, motion, goal,
+            goal_motion, reference, Jd, reference_motion, M, ws):
+    """The pose, J and [J q̇; J̇ q̇] of the frame (``offset`` on joint ``carrier``'s body) at the
+    state; M(q), factored; the target: ``goal`` and ``goal_motion`` when ``explicit``, else
+    FK(q_d), J(q_d) q̇_d and J(q_d) q̈_d + J̇(q_d, q̇_d) q̇_d (into ``reference`` and
+    ``reference_motion``), returned with its motion. Also whether M is positive definite."""
+    frame_motion_into(P, q, qd, carrier, offset, False, ws, pose, J, motion[0], motion[1])
     if explicit:
         target, target_motion = goal, goal_motion
     else:
-        frame_motion_into(P, q_des, qd_des, frame, False, ws, reference, Jd, reference_motion[0],
-                          reference_motion[1])
+        frame_motion_into(P, q_des, qd_des, carrier, offset, False, ws, reference, Jd,
+                          reference_motion[0], reference_motion[1])
         mat_vec(Jd, qdd_des, reference_motion[1], True)
         target, target_motion = reference, reference_motion
     crba_into(P, q, ws, M)
@@ -412,15 +413,16 @@ def measure(P, q, qd, q_des, qd_des, qdd_des, frame, explicit, pose, J, motion, 
 
 
 @kernel
-def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, frame, explicit, mode, eps, buf):
+def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, mode, eps,
+                           buf):
     """One cycle into the law's ``buf`` (``views``): τ, and the measured pose, J and J M⁻¹ Jᵀ kept
     for the diagnostics. ``gains`` rows: K_p, K_d (per task axis)."""
     check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf)
     (pose, goal, reference, _, goal_motion, reference_motion, motion, task, gains, R, A, L, Lam,
      half, U, B, J, Jd, X, M, kp, kd, joint, ws, _) = views(buf, q.shape[0])
     target, target_motion, mass_factored = measure(
-        P, q, qd, q_des, qd_des, qdd_des, frame, explicit, pose, J, motion, goal, goal_motion,
-        reference, Jd, reference_motion, M, ws)
+        P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, pose, J, motion, goal,
+        goal_motion, reference, Jd, reference_motion, M, ws)
     e, b, F = task[0], task[1], task[2]
     pose_error(target, pose, e, R)
     for a in range(6):   # the commanded task acceleration, less J̇ q̇
@@ -441,8 +443,8 @@ def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, frame, explicit, mo
 
 
 @kernel
-def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, frame, explicit, mode, eps,
-                             time_constant, started, buf):
+def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, carrier, offset, explicit, mode,
+                             eps, time_constant, started, buf):
     """One cycle into the law's ``buf``. ``gains`` rows: K, ζ, w (set), and the filtered K, ẋ_d,
     w (state); ``held`` the filtered target pose; ``joint`` row LAST the last τ (for the rate
     limit, RATE). ``started`` false: the filters start at the set values and τ is not limited (a
@@ -451,8 +453,8 @@ def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, frame, explic
     (pose, goal, reference, held, goal_motion, reference_motion, motion, task, gains, R, A, L, Lam,
      half, U, B, J, Jd, X, M, kp, kd, joint, ws, _) = views(buf, q.shape[0])
     target, target_motion, mass_factored = measure(
-        P, q, qd, q_des, qd_des, qdd_des, frame, explicit, pose, J, motion, goal, goal_motion,
-        reference, Jd, reference_motion, M, ws)
+        P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, pose, J, motion, goal,
+        goal_motion, reference, Jd, reference_motion, M, ws)
     n = q.shape[0]
     e, F = task[0], task[1]
     # first-order filters, exact for a held input: a step becomes 1 − exp(−t / T_f)
@@ -500,9 +502,9 @@ def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, frame, explic
 _SECONDS = numba.types.float64
 _BUFFER = numba.types.Array(numba.types.float64, 1, "C")
 _OPERATIONAL = Direct(operational_space_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR,
-                      INT, BOOL, INT, _SECONDS, _BUFFER)
+                      INT, PARAMETER_VECTOR, BOOL, INT, _SECONDS, _BUFFER)
 _IMPEDANCE = Direct(cartesian_impedance_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR,
-                    _SECONDS, INT, BOOL, INT, _SECONDS, _SECONDS, BOOL, _BUFFER)
+                    _SECONDS, INT, PARAMETER_VECTOR, BOOL, INT, _SECONDS, _SECONDS, BOOL, _BUFFER)
 
 
 # ------------------------------------------------------------------ parameters
@@ -560,8 +562,9 @@ def _rotation(orientation) -> np.ndarray:
 
 
 _SHARED = {
-    "task_link": "the frame the law controls: '' or 'tip' the model's tip, or a joint's name (the "
-                 "frame of the body that joint moves)",
+    "task_link": "the frame the law controls: '' or 'tip' the model's tip, a URDF link's name "
+                 "(that link's frame as the URDF defines it, tool0 or a flange too), or a joint's "
+                 "name (its frame turned so that z is the axis)",
     "posture_kp": "nullspace posture gain K_p,n (1/s², M-weighted: τ_0 = M (K_p,n e + K_d,n ė)) "
                   "pulling towards q_d: one value, one per joint, or an n x n symmetric "
                   "non-negative definite matrix (0: no posture task)",
@@ -585,7 +588,7 @@ class _TaskSpaceLaw(ControlLaw):
         link = params["task_link"]
         if not isinstance(link, str):
             raise ValueError(f"task_link must be a link name (a string), got {link!r}")
-        self._frame = model.frame_index(link or None)
+        self._carrier, self._offset = model.frame(link)   # resolved once: the cycle takes both
         kp, kd = (gain(name, params[name], n) for name in ("posture_kp", "posture_kd"))
         check_definite("posture_kp", kp, joints, strict=False, why="a negative gain pushes away")
         check_definite("posture_kd", kd, joints, strict=False, why="a negative gain excites")
@@ -685,8 +688,8 @@ class OperationalSpace(_TaskSpaceLaw):
 
     def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
         q, qd, q_des, qd_des, qdd_des = self._check(q, qd, q_des, qd_des, qdd_des)
-        _OPERATIONAL.call(self._P, q, qd, q_des, qd_des, qdd_des, self._frame, self._explicit,
-                          self._mode, self._eps, self._buf)
+        _OPERATIONAL.call(self._P, q, qd, q_des, qd_des, qdd_des, self._carrier, self._offset,
+                          self._explicit, self._mode, self._eps, self._buf)
         return self._tau
 
 
@@ -734,8 +737,9 @@ class CartesianImpedance(_TaskSpaceLaw):
 
     def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
         q, qd, q_des, qd_des, qdd_des = self._check(q, qd, q_des, qd_des, qdd_des)
-        _IMPEDANCE.call(self._P, q, qd, q_des, qd_des, qdd_des, float(dt), self._frame,
-                        self._explicit, self._mode, self._eps, self._tc, self._started, self._buf)
+        _IMPEDANCE.call(self._P, q, qd, q_des, qd_des, qdd_des, float(dt), self._carrier,
+                        self._offset, self._explicit, self._mode, self._eps, self._tc, self._started,
+                        self._buf)
         self._started = True
         return self._tau
 

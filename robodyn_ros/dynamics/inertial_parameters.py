@@ -76,4 +76,4 @@ def with_parameters(model, pi, offset=False):
                     link, mass=m, com=com, inertia=inertia, **dict(zip(DRIVE_COLUMNS, drive))))
             except ModelError as exc:
                 raise ModelError(f"standard parameters: {exc}") from None
-    return RobotModel(links, model.tip, model.gravity, model.name)
+    return RobotModel(links, model.tip, model.gravity, model.name, model.frames)

@@ -4,21 +4,21 @@ one frame in a compiled kernel (the control path of the task-space laws).
 ``frame_motion`` gives, in one pass from the base, the pose of a frame, its geometric Jacobian
 J = [J_v; J_w] (the velocity of the frame's origin and its angular velocity, J q̇ = [v; ω]), the
 twist J q̇ and J̇ q̇, the acceleration [a; α] of the origin (classical, not spatial) at q̈ = 0.
-The frames are the model's canonical joint frames (the frame of the body joint i moves: origin on
-the joint axis, z along it; a URDF child link's frame turned so that z is the axis) and the tip.
-``reference="body"`` gives them in the frame itself: J_b = diag(Rᵀ, Rᵀ) J and
-J̇_b q̇ = d/dt(J_b) q̇ = [Rᵀ(a − ω × v); Rᵀ α] (Rᵀ turns with the frame).
+A frame is named (module ``frames``: the tip, a URDF link, a joint's canonical frame) and found
+as a constant offset on the body of one joint. ``reference="body"`` gives the same in the frame
+itself: J_b = diag(Rᵀ, Rᵀ) J and J̇_b q̇ = d/dt(J_b) q̇ = [Rᵀ(a − ω × v); Rᵀ α] (Rᵀ turns with
+the frame).
 """
 from typing import NamedTuple
 
 import numpy as np
 
-from ..plumbing.kernels import BOOL, C_MATRIX, INT, PARAMETERS, VECTOR, Direct, inner_kernel, kernel
+from ..plumbing.kernels import (BOOL, C_MATRIX, INT, PARAMETER_VECTOR, PARAMETERS, VECTOR, Direct,
+                                inner_kernel, kernel)
 from .joint_frames import place_joint
 from .layout import PRISMATIC as _SLIDES
 from .link import PRISMATIC
 
-TIP = "tip"
 REFERENCES = ("world", "body")
 
 
@@ -77,13 +77,15 @@ def energy(model, q, qd):
 # ------------------------------------------------------------------ one frame, compiled
 
 @inner_kernel
-def frame_motion_into(P, q, qd, frame, body, ws, T, J, twist, bias):
-    """Pose ``T``, Jacobian ``J``, twist J q̇ and J̇ q̇ of joint frame ``frame`` (``n``: the tip),
-    world or ``body`` (module docstring); ``ws`` (n + 1, 12) holds the joint poses
-    (``place_joint``) and the tip's.
+def frame_motion_into(P, q, qd, joint, offset, body, ws, T, J, twist, bias):
+    """Pose ``T``, Jacobian ``J``, twist J q̇ and J̇ q̇ of the frame at ``offset`` (12 values: a
+    pose as ``place_joint`` writes one) in joint frame ``joint`` (-1: the base), world or ``body``
+    (module docstring); ``ws`` (at least joint + 2 rows of 12) holds the joint poses and the
+    offset.
     Outward: the pose R, o, angular velocity w, velocity v and, at q̈ = 0, accelerations al, a of
-    each joint frame's origin in the base frame (001 §3's recursion with the base at rest). Column
-    j of J holds o_j and z_j until the frame's origin p is known, then z_j × (p − o_j) and z_j."""
+    each joint frame's origin in the base frame (001 §3's recursion with the base at rest), then
+    of the frame's. Column j of J holds o_j and z_j until the frame's origin p is known, then
+    z_j × (p − o_j) and z_j."""
     n = P.shape[0] - 1
     r00 = 1.0
     r01 = 0.0
@@ -95,15 +97,13 @@ def frame_motion_into(P, q, qd, frame, body, ws, T, J, twist, bias):
     r21 = 0.0
     r22 = 1.0
     o0 = o1 = o2 = w0 = w1 = w2 = v0 = v1 = v2 = al0 = al1 = al2 = a0 = a1 = a2 = 0.0
-    joints = n if frame == n else frame + 1
+    joints = joint + 1
     for i in range(joints + 1):
         if i < joints:
             place_joint(P, i, q[i], ws)
-        elif frame == n:
-            for k in range(12):        # the tip frame in the last joint frame, same columns
-                ws[n, k] = P[n, k]
         else:
-            break
+            for k in range(12):        # the frame in the last joint frame, same columns
+                ws[i, k] = offset[k]
         # the new origin, carried by the parent: v += w × d, a += al × d + w × (w × d)
         d0 = r00 * ws[i, 9] + r01 * ws[i, 10] + r02 * ws[i, 11]
         d1 = r10 * ws[i, 9] + r11 * ws[i, 10] + r12 * ws[i, 11]
@@ -224,21 +224,21 @@ def frame_motion_into(P, q, qd, frame, body, ws, T, J, twist, bias):
 
 
 @kernel
-def frame_motion_kernel(P, q, qd, frame, body, T, J, twist, bias):
+def frame_motion_kernel(P, q, qd, joint, offset, body, T, J, twist, bias):
     """``frame_motion_into`` after checking every size (the caller allocates the outputs)."""
     n = P.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n:
         raise ValueError("expected q and qd of one value per joint of the model")
-    if frame < 0 or frame > n:
-        raise ValueError("frame index out of range")
+    if joint < -1 or joint >= n or offset.shape[0] != 12:
+        raise ValueError("expected a joint index from -1 to n - 1 and an offset of 12 values")
     if (T.shape[0] != 4 or T.shape[1] != 4 or J.shape[0] != 6 or J.shape[1] != n
             or twist.shape[0] != 6 or bias.shape[0] != 6):
         raise ValueError("outputs must be T (4, 4), J (6, n), twist (6,) and bias (6,)")
-    frame_motion_into(P, q, qd, frame, body, np.empty((n + 1, 12)), T, J, twist, bias)
+    frame_motion_into(P, q, qd, joint, offset, body, np.empty((n + 1, 12)), T, J, twist, bias)
 
 
-FRAME_MOTION = Direct(frame_motion_kernel, PARAMETERS, VECTOR, VECTOR, INT, BOOL, C_MATRIX, C_MATRIX,
-                      VECTOR, VECTOR)
+FRAME_MOTION = Direct(frame_motion_kernel, PARAMETERS, VECTOR, VECTOR, INT, PARAMETER_VECTOR, BOOL,
+                      C_MATRIX, C_MATRIX, VECTOR, VECTOR)
 
 
 class FrameMotion(NamedTuple):
@@ -250,25 +250,14 @@ class FrameMotion(NamedTuple):
     jdot_qd: np.ndarray
 
 
-def frame_index(model, link=None):
-    """The frame a name stands for: ``None`` or ``"tip"`` the tip frame (index n), a joint's name
-    the frame of the body that joint moves (its index). "tip" wins over a joint of that name."""
-    if link is None or link == TIP:
-        return model.dof
-    try:
-        return model.joint_names.index(link)
-    except ValueError:
-        raise ValueError(f"unknown link '{link}' of '{model.name}': known frames are '{TIP}' (the "
-                         f"tip) and the joint frames {model.joint_names}") from None
-
-
 def frame_motion(model, q, qd, link=None, reference="world"):
-    """The ``FrameMotion`` of ``link`` (``frame_index``) at (q, q̇), in one compiled pass."""
+    """The ``FrameMotion`` of ``link`` (``RobotModel.frame``) at (q, q̇), in one compiled pass."""
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     if q.ndim != 1 or qd.ndim != 1:
         raise ValueError(f"expected one state of two vectors, got shapes {q.shape} and {qd.shape}")
+    frame = model.frame(link)
     out = FrameMotion(np.empty((4, 4)), np.empty((6, model.dof)), np.empty(6), np.empty(6))
-    FRAME_MOTION.call(model.params, q, qd, frame_index(model, link), reference == "body", *out)
+    FRAME_MOTION.call(model.params, q, qd, frame.joint, frame.offset, reference == "body", *out)
     return out

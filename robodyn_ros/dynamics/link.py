@@ -2,7 +2,8 @@
 
 A ``Link`` is one joint and the body it moves: a constant transform ``pre`` from the previous joint
 frame, then a motion about (revolute) or along (prismatic) the new frame's z axis, then the body,
-given in that frame. A ``Chain`` is the links, the tip frame in the last joint frame and gravity.
+given in that frame. A ``Chain`` is the links, the tip frame in the last joint frame, gravity and,
+from a URDF, where each of its links sits (``frames``; module ``frames`` resolves the names).
 Both copy what they are given into read-only arrays, so nothing the caller still holds can change
 them, and neither can be changed afterwards: derive a variant with ``dataclasses.replace`` (which
 validates again) or ``RobotModel.with_payload`` / ``scaled``.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+import types
 import warnings
 
 import numpy as np
@@ -112,11 +114,14 @@ def _check_body(link, where):
 @dataclasses.dataclass(frozen=True, eq=False)
 class Chain:
     """A serial arm as every loader produces it and ``RobotModel`` is built from: at least one link,
-    unique joint names, the tip frame in the last joint frame, gravity in the base frame."""
+    unique joint names, the tip frame in the last joint frame, gravity in the base frame, and
+    ``frames``: link name -> (index of the joint whose body the link rides on, -1 the base; the
+    link's pose in that joint's frame), the URDF's links (none from a DH table)."""
     links: tuple
     tip: np.ndarray = None
     gravity: np.ndarray = (0.0, 0.0, -9.81)
     name: str = "robot"
+    frames: dict = None
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -138,6 +143,25 @@ class Chain:
         set_(self, "tip", _frozen(tip))
         set_(self, "gravity", _frozen(gravity))
         set_(self, "name", str(self.name))
+        set_(self, "frames", types.MappingProxyType(
+            {name: _placement(name, where, len(links)) for name, where in (self.frames or {}).items()}))
+
+
+def _placement(name, placement, n):
+    """A link frame's (joint index, read-only 4x4 pose), checked."""
+    where = f"link frame {name!r}"
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"{where}: a link frame's name must be a non-empty string")
+    try:
+        joint, pose = placement
+    except (TypeError, ValueError):
+        raise ModelError(f"{where}: expected (joint index, 4x4 pose), got {placement!r}") from None
+    if isinstance(joint, (bool, np.bool_)) or not isinstance(joint, numbers.Integral) or not -1 <= joint < n:
+        raise ModelError(f"{where}: joint index must be -1 (the base) to {n - 1}, got {joint!r}")
+    pose = numbers_array(pose, f"{where}: pose")
+    if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+        raise ModelError(f"{where}: pose must be a 4x4 homogeneous transform, got {placement[1]!r}")
+    return int(joint), _frozen(pose)
 
 
 def combine_bodies(*bodies):

@@ -23,6 +23,7 @@ from . import forward as _forward
 from . import kinematics as _kinematics
 from . import newton_euler as _ne
 from . import urdf as _urdf
+from .frames import TIP, frame_table, resolve
 from .layout import pack
 from .link import Chain, combine_bodies
 
@@ -47,13 +48,14 @@ def _read_only(values):
 class RobotModel:
     """A serial arm of revolute and prismatic joints, frozen (module docstring)."""
 
-    def __init__(self, links, tip=None, gravity=(0.0, 0.0, -9.81), name="robot"):
-        chain = Chain(tuple(links), tip, gravity, name)
+    def __init__(self, links, tip=None, gravity=(0.0, 0.0, -9.81), name="robot", frames=None):
+        chain = Chain(tuple(links), tip, gravity, name, frames)
         set_ = super().__setattr__   # the one place a model is written: its construction
         set_("name", chain.name)
         set_("links", chain.links)
         set_("tip", chain.tip)
         set_("gravity", chain.gravity)
+        set_("frames", chain.frames)     # a URDF's links (Chain); every name: ``frame``
         set_("dof", len(chain.links))
         set_("_square", (self.dof, self.dof))
         set_("_joint_names", tuple(link.name for link in chain.links))
@@ -61,6 +63,7 @@ class RobotModel:
         for attr, field in _PER_JOINT.items():
             set_(attr, _read_only([getattr(link, field) for link in chain.links]))
         set_("params", pack(chain.links, chain.tip, chain.gravity))
+        set_("_frames", frame_table(chain.links, chain.tip, chain.frames))
 
     def __setattr__(self, name, value):
         raise AttributeError(f"RobotModel is frozen: cannot set '{name}'; derive a new model "
@@ -81,7 +84,7 @@ class RobotModel:
     # ------------------------------------------------------------------ constructors
     @classmethod
     def from_chain(cls, chain):
-        return cls(chain.links, chain.tip, chain.gravity, chain.name)
+        return cls(chain.links, chain.tip, chain.gravity, chain.name, chain.frames)
 
     @classmethod
     def from_dh(cls, links, convention="standard", gravity=(0.0, 0.0, -9.81), tool=None, name="robot"):
@@ -109,7 +112,8 @@ class RobotModel:
         merged = combine_bodies((last.mass, last.com, last.inertia),
                                 (mass, R @ com_tip + p, R @ inertia_tip @ R.T))
         payload = dataclasses.replace(last, mass=merged[0], com=merged[1], inertia=merged[2])
-        return RobotModel(self.links[:-1] + (payload,), self.tip, self.gravity, self.name)
+        return RobotModel(self.links[:-1] + (payload,), self.tip, self.gravity, self.name,
+                          self.frames)
 
     def scaled(self, mass=1.0, friction=1.0, armature=1.0):
         """Scaled inertial and friction parameters: a model mismatch for simulation studies."""
@@ -118,7 +122,7 @@ class RobotModel:
             viscous=link.viscous * friction, coulomb_positive=link.coulomb_positive * friction,
             coulomb_negative=link.coulomb_negative * friction, armature=link.armature * armature)
             for link in self.links]
-        return RobotModel(links, self.tip, self.gravity, self.name)
+        return RobotModel(links, self.tip, self.gravity, self.name, self.frames)
 
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, q, qd, qdd, tip_wrench=None, friction=True):
@@ -179,18 +183,33 @@ class RobotModel:
         """Geometric Jacobian (6 x n) of the tip frame: [v; w] in the world frame."""
         return _kinematics.tip_jacobian(self, np.asarray(q, dtype=float))
 
+    @property
+    def frame_names(self):
+        """Every name a frame argument takes (module ``frames``), "tip" first (a new list)."""
+        return [TIP, *(name for name in self._frames if name != TIP)]
+
+    def frame(self, link=None):
+        """The ``frames.Frame`` of ``link``: None, "" or "tip" the tip, a URDF link's name that
+        link's frame, a joint's name its canonical frame (module ``frames``); a ModelError naming
+        the unknown link and listing the known ones."""
+        return resolve(self, self._frames, link)
+
     def frame_index(self, link=None):
-        """The frame index of ``link``: None or "tip" the tip (n), a joint's name the frame of the
-        body it moves; ValueError naming the unknown link and listing the known ones."""
-        return _kinematics.frame_index(self, link)
+        """The canonical frame (``link_frames``) the frame of ``link`` is or rides on: n the tip
+        (and a URDF link whose frame is the tip's), i joint i's frame or its body, -1 the base."""
+        f, tip = self.frame(link), self._frames[TIP]
+        if f is tip or (link in self.frames and f.joint == tip.joint
+                        and np.array_equal(f.offset, tip.offset)):
+            return self.dof
+        return f.joint
 
     def frame_pose(self, q, link=None):
-        """Pose (4x4) of the frame of ``link`` (``frame_index``) in the base frame."""
+        """Pose (4x4) of the frame of ``link`` (``frame``) in the base frame."""
         return _kinematics.frame_motion(self, q, np.zeros_like(q, dtype=float), link).pose
 
     def frame_jacobian(self, q, link=None, reference="world"):
-        """Geometric Jacobian (6 x n) of the frame of ``link``, [v; w] of its origin, in the base
-        frame ("world") or in the frame itself ("body")."""
+        """Geometric Jacobian (6 x n) of the frame of ``link`` (``frame``), [v; w] of its origin,
+        in the base frame ("world") or in the frame itself ("body")."""
         return _kinematics.frame_motion(self, q, np.zeros_like(q, dtype=float), link,
                                         reference).jacobian
 

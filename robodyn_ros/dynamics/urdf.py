@@ -3,7 +3,9 @@
 The chain runs from ``root_link`` to ``tip_link``. Every link hanging off a chain link through fixed
 joints (a flange, a gripper, also beyond the tip) is lumped into that chain link's body; branches off
 the chain through movable joints are left out with a warning; a link with no <inertial> is massless.
-A joint about any unit axis becomes a joint about z by turning its frame (``Q e_z = axis``).
+A joint about any unit axis becomes a joint about z by turning its frame (``Q e_z = axis``). The
+model keeps where every link the chain carries sits (``Chain.frames``: the link's own frame, not
+turned), so that frames are named by their links (module ``frames``).
 
 URDF has no rotor inertia and only symmetric Coulomb friction, so both may come from an extension
 block that URDF parsers ignore:
@@ -236,7 +238,9 @@ def read_urdf(path_or_xml, root_link=None, tip_link=None, gravity=(0.0, 0.0, -9.
         for k, parts in enumerate(bodies):
             mass, com, inertia = combine_bodies(*parts) if parts else (0.0, np.zeros(3), np.zeros((3, 3)))
             links[k] = Link(**links[k], mass=mass, com=com, inertia=inertia)
-        return Chain(tuple(links), tip=pose[layout.tip_link], gravity=gravity, name=robot.name)
+        frames = {name: (-1 if k is None else k, pose[name]) for name, k in layout.owner.items()}
+        return Chain(tuple(links), tip=pose[layout.tip_link], gravity=gravity, name=robot.name,
+                     frames=frames)
     except ModelError as exc:
         raise ModelError(f"{source}: {exc}") from None
 
