@@ -107,8 +107,11 @@ class CollisionGuard:
         return tau
 
     def reset(self) -> None:
-        """The collision is dealt with: the next crossing is a new one."""
+        """The collision is dealt with: the next crossing is a new one, of a residual started
+        afresh at the next state (the old one still decays from the contact; if the contact
+        stands, the new one finds it again within a few cycles)."""
         self.event = None
+        self._last_t = None
         if self.detector is not None:
             self.detector.reset()
 

@@ -1,0 +1,91 @@
+"""computed_torque_controller's collision wiring over real DDS (conftest.py: loopback, a domain of
+this run's own): the simulated PUMA pushed at the tip through arm_simulator's ~/external_wrench
+while a FollowJointTrajectory goal runs. The goal aborts with the reason, ~/collision names the
+joint and the link, /diagnostics says ERROR, ~/external_torque and ~/external_wrench_estimate show
+the push (r → Jᵀw, and F̂ its force, while the stop holds the arm against it), a reference is refused until
+~/reset_collision. The detection and the reactions themselves: test_collision_guard.py."""
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import WrenchStamped
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from conftest import JOINTS, Q0, wait_for_subscriber
+
+pytestmark = pytest.mark.usefixtures("ros")
+NODE = "computed_torque_controller"
+PUSH = np.array([0.0, 0.0, -40.0, 0.0, 0.0, 0.0])   # N on the tip, base frame
+
+
+def test_a_push_aborts_the_goal_is_reported_and_holds_until_reset(rig, model):
+    messages = pytest.importorskip("control_msgs.action", reason="control_msgs not built")
+    from rclpy.action import ActionClient
+    from test_nodes_drop_in import goal_to, result_of, send
+
+    rig.simulator(friction_scale=0.0, publish_rate=1000.0, lockstep=True, command_timeout=5.0)
+    ctl = rig.controller(use_sim_time=True, friction=False, state_timeout=5.0,
+                         collision_observer_gain=[50.0], collision_thresholds=[3.0],
+                         collision_reaction="stop", external_torque_rate=50.0)
+    torques, wrenches, events, reports = [], [], [], []
+    for kind, topic, sink in ((JointState, "external_torque", torques),
+                              (WrenchStamped, "external_wrench_estimate", wrenches),
+                              (DiagnosticStatus, "collision", events)):
+        rig.probe.create_subscription(kind, f"{rig.ns}/{NODE}/{topic}", sink.append, 10)
+    rig.probe.create_subscription(DiagnosticArray, "/diagnostics", reports.append, 10)
+    push = rig.probe.create_publisher(WrenchStamped, f"{rig.ns}/arm_simulator/external_wrench", 10)
+    wait_for_subscriber(rig, push)
+    rig.spin_until(lambda: len(torques) > 5, timeout=60.0, what="the residual")
+    assert list(torques[-1].name) == JOINTS and len(torques[-1].effort) == 6
+    assert np.max(np.abs(torques[-1].effort)) < 0.1   # held at rest, the exact model: no push
+
+    client = ActionClient(rig.probe, messages.FollowJointTrajectory,
+                          f"{rig.ns}/{NODE}/follow_joint_trajectory")
+    rig.spin_until(client.server_is_ready, what="the action server")
+    handle = send(rig, client, goal_to(Q0 + np.radians([10.0, -10.0, 10.0, 0.0, 10.0, 0.0]), 20.0))
+    assert handle.accepted
+    rig.spin_for(0.3)
+    msg = WrenchStamped()
+    msg.wrench.force.z = float(PUSH[2])
+    push.publish(msg)
+
+    result = result_of(rig, handle).result
+    assert result.error_code == messages.FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
+    assert "collision" in result.error_string and "contact wrench estimate" in result.error_string
+    rig.spin_until(lambda: events, what="the collision event")
+    event = events[0]
+    values = {v.key: v.value for v in event.values}
+    assert event.level == DiagnosticStatus.ERROR
+    assert values["isolated link"] in {f"link_{i}" for i in range(1, 7)}
+    assert values["reaction"] == "stop"
+    rig.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR and "collision" in s.message
+                               for r in reports for s in r.status if s.name.startswith(NODE)),
+                   what="ERROR on /diagnostics")
+
+    # held against the push: r converges to τ_ext = Jᵀw, and F̂ to w
+    rig.spin_for(0.5)
+    q = ctl.loop.q
+    expected = model.frame_jacobian(q).T @ PUSH
+    r = np.array(torques[-1].effort)
+    np.testing.assert_allclose(r, expected, atol=0.02 * np.abs(expected).max())
+    f = wrenches[-1].wrench
+    estimate = np.array([f.force.x, f.force.y, f.force.z, f.torque.x, f.torque.y, f.torque.z])
+    # Q0 has the wrist singular (θ5 = 0): the estimate explains r (Jᵀ F̂ = r) and finds the force,
+    # while the moment about the singular direction is damped away, not guessed
+    np.testing.assert_allclose(model.frame_jacobian(q).T @ estimate, r, atol=0.02 * np.abs(r).max())
+    np.testing.assert_allclose(estimate[:3], PUSH[:3], atol=0.05 * np.abs(PUSH).max())
+    assert wrenches[-1].header.frame_id == "base_link"
+
+    reference = rig.probe.create_publisher(JointTrajectoryPoint, f"{rig.ns}/{NODE}/reference", 10)
+    wait_for_subscriber(rig, reference)
+    refused = ctl.loop.rejected.count
+    reference.publish(JointTrajectoryPoint(positions=list(map(float, q))))
+    rig.spin_until(lambda: ctl.loop.rejected.count > refused, what="the refused reference")
+    assert "reset the collision" in ctl.loop.rejected.last_reason
+
+    push.publish(WrenchStamped())   # the push ends
+    answer = rig.call(Trigger, f"{NODE}/reset_collision", Trigger.Request())
+    assert answer.success and "collision reset" in answer.message
+    assert not ctl.loop.collided
+    assert not rig.call(Trigger, f"{NODE}/reset_collision", Trigger.Request()).success
