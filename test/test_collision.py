@@ -12,9 +12,10 @@ import pytest
 import yaml
 from scipy.optimize import linprog
 
+from robodyn_ros.apps.collision import calibrate
+from robodyn_ros.apps.collision import main as collision_command
 from robodyn_ros.control.collision import (JOINTS, NODE, SLOPE, STATIC, CollisionDetector, Thresholds,
-                                           calibrate, child_links, fit_thresholds, residuals,
-                                           thresholds_yaml)
+                                           child_links, fit_thresholds, residuals, thresholds_yaml)
 from robodyn_ros.control.laws import ComputedTorque
 from robodyn_ros.control.trajectory import JointTrajectory, TrajectorySampler
 from robodyn_ros.dynamics import RobotModel
@@ -209,6 +210,24 @@ def test_calibrated_from_a_bag_silent_on_the_recording_and_detects_the_contact(c
     # joint 2 bears most of the push and crosses first; joint 3 a few cycles later; none after it
     assert events[-1].joint == "joint_3" and events[-1].link == links[2] == "link_3"
     assert events[-1].isolated_time <= 1.5 + 0.010
+
+
+def test_the_calibrate_command_writes_the_parameter_file_the_controller_loads(contact_case,
+                                                                            tmp_path, capsys):
+    _, _, bag, _ = contact_case
+    out = tmp_path / "thresholds.yaml"
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*triangle inequality.*")
+        status = collision_command(["calibrate", str(bag), "--urdf", str(PUMA_URDF), "--gain",
+                                    str(K_O), "--no-friction", "--floor", str(FLOOR), "-o", str(out)])
+        expected = calibrate(bag, PUMA_URDF, gain=K_O, friction=False, floor=FLOOR).thresholds
+    assert status == 0
+    values = yaml.safe_load(out.read_text())[NODE]["ros__parameters"]
+    np.testing.assert_allclose(values[STATIC], expected.static, rtol=1e-12)
+    np.testing.assert_allclose(values[SLOPE], expected.per_velocity, rtol=1e-12)
+    assert values[JOINTS] == list(expected.joint_names)
+    assert "max |r|" in capsys.readouterr().err
+    assert collision_command(["calibrate", str(tmp_path / "missing"), "--urdf", str(PUMA_URDF)]) == 2
 
 
 def test_torque_conventions_agree(contact_case):

@@ -17,6 +17,8 @@ COMMANDS = {
                "series, optimised for cond(W_base)) as a goal YAML"),
     "identify": ("robodyn_ros.apps.identify", "a model from a recorded bag: base parameters, a "
                  "consistent estimate, the identified URDF"),
+    "collision": ("robodyn_ros.apps.collision", "collision thresholds from a collision-free "
+                  "recording: robodyn-ros collision calibrate BAG --urdf FILE"),
     "stewart-path": ("robodyn_ros.apps.stewart_path", "Stewart platform Paths I-III (002 §4)"),
     "bench": ("robodyn_ros.apps.benchmarks", "benchmarks against Pinocchio, printed and as JSON"),
     "complexity": ("robodyn_ros.apps.complexity", "operation counts of Newton-Euler and "

@@ -31,8 +31,8 @@ from ..plumbing.kernels import VECTOR, Direct, kernel
 from ..plumbing.reasons import bounded
 from .momentum_observer import MomentumObserver
 
-__all__ = ["CollisionDetector", "CollisionEvent", "Thresholds", "calibrate", "child_links",
-           "fit_thresholds", "residuals", "thresholds_yaml"]
+__all__ = ["CollisionDetector", "CollisionEvent", "Thresholds", "child_links", "fit_thresholds",
+           "residuals", "thresholds_yaml"]
 
 MARGIN = 1.5          # default factor over the recording's envelope
 NODE = "computed_torque_controller"
@@ -154,41 +154,6 @@ def thresholds_yaml(thresholds: Thresholds, node: str = NODE) -> str:
               "collision_thresholds_per_velocity[i] |qd_i| (N m, N m s/rad), for the momentum "
               "observer's gain collision_observer_gain (1/s); doc/collisions.md\n")
     return header + yaml.safe_dump({node: {"ros__parameters": values}}, sort_keys=False)
-
-
-@dataclasses.dataclass(frozen=True)
-class Calibration:
-    """What ``calibrate`` found: the thresholds, the residuals they were fitted to, the recording."""
-    thresholds: Thresholds
-    residuals: np.ndarray
-    recording: object
-
-    def yaml(self, node: str = NODE) -> str:
-        return thresholds_yaml(self.thresholds, node)
-
-
-def calibrate(bag_path, urdf, *, gain=50.0, margin=MARGIN, velocity_term=True, floor=0.0, friction=True,
-              topic="/joint_states", effort_topic=None, root_link=None, tip_link=None,
-              min_samples=100) -> Calibration:
-    """Thresholds from a collision-free rosbag2 recording (read as identification reads it,
-    ``identification.bag.read_joint_states``) and the arm's URDF: the residual along it with the
-    URDF's model, then ``fit_thresholds``. The torque is the joint states' effort (held over the
-    step that ends at each state) or, with ``effort_topic``, the controller's commands."""
-    from ..dynamics.model import RobotModel
-    from ..identification.bag import BagError, read_joint_states
-    model = RobotModel.from_urdf(urdf, root_link=root_link, tip_link=tip_link)
-    recording = read_joint_states(bag_path, model.joint_names, topic=topic,
-                                  effort_topic=effort_topic, min_samples=min_samples)
-    if recording.velocity is None or recording.effort is None:
-        missing = [f for f in ("velocity", "effort") if getattr(recording, f) is None]
-        hint = "" if effort_topic else "; effort_topic gives the controller's commands"
-        raise BagError(f"{bag_path}: the joint states on {topic} carry no "
-                       f"{' and no '.join(missing)} (the observer needs q, q̇ and the torque{hint})")
-    r = residuals(model, recording.t, recording.position, recording.velocity, recording.effort,
-                  gain, friction=friction, torque="command" if effort_topic else "held")
-    thresholds = fit_thresholds(model.joint_names, r, recording.velocity, gain, margin,
-                                velocity_term, floor)
-    return Calibration(thresholds, r, recording)
 
 
 def child_links(urdf, joint_names: Sequence[str]) -> list[str]:
