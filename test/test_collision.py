@@ -118,11 +118,15 @@ def test_detection_and_isolation_closed_form():
     assert (event.joint, event.link, event.crossing) == ("j2", "l2", ("j1", "j2"))
     np.testing.assert_array_equal(event.thresholds, [3.0, 1.0, 1.0])
     assert "l2" in event.reason and "j2" in event.reason and "1.250 s" in event.reason
-    # an earlier joint crossing later moves nothing; a later one moves the isolation, not the time
-    assert detector.check(1.5, np.array([9.0, 0.0, 0.0]), qd) is event
-    assert detector.check(1.6, np.zeros(3), qd) is event
-    moved = detector.check(2.0, np.array([0.0, 0.0, -7.0]), qd)
-    assert (moved.time, moved.joint, moved.link, moved.isolated_time) == (1.25, "j3", "l3", 2.0)
+    # an earlier joint crossing later moves nothing; a later one within the isolation window
+    # moves the isolation, not the time; after the window nothing moves it
+    assert detector.check(1.252, np.array([9.0, 0.0, 0.0]), qd) is event
+    assert detector.check(1.254, np.zeros(3), qd) is event
+    moved = detector.check(1.258, np.array([0.0, 0.0, -7.0]), qd)
+    assert (moved.time, moved.joint, moved.link, moved.isolated_time) == (1.25, "j3", "l3", 1.258)
+    late = CollisionDetector(t, ["l1", "l2", "l3"])
+    first = late.check(1.25, np.array([3.5, -1.5, 0.2]), qd)
+    assert late.check(1.25 + 2 * late.isolation_window, np.array([0.0, 0.0, -7.0]), qd) is first
     detector.reset()
     assert detector.check(3.0, np.zeros(3), qd) is None
     assert detector.check(3.0, np.array([0.0, 0.0, -7.0]), qd).link == "l3"

@@ -55,7 +55,9 @@ class Rig:
 def test_no_collision_on_free_motion_with_the_exact_model():
     rig = Rig()
     rig.run(0.05)
-    goal = JointTrajectory(CHAIN, np.array([3.0]), np.radians([[45.0, 30.0, 0.0, 45.0, 60.0, 90.0]]))
+    zero = np.zeros((1, 6))   # at rest at the end: the 004 demo's quintic
+    goal = JointTrajectory(CHAIN, np.array([3.0]), np.radians([[45.0, 30.0, 0.0, 45.0, 60.0, 90.0]]),
+                           zero, zero)
     assert not isinstance(rig.loop.set_trajectory(goal), Rejection)
     rig.run(3.2)                                  # 004's motion
     assert rig.events == [] and not rig.loop.collided

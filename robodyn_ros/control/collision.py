@@ -35,6 +35,7 @@ __all__ = ["CollisionDetector", "CollisionEvent", "Thresholds", "child_links", "
            "residuals", "thresholds_yaml"]
 
 MARGIN = 1.5          # default factor over the recording's envelope
+ISOLATION_WINDOW = 0.01   # s after detection in which a later joint crossing moves the isolation
 NODE = "computed_torque_controller"
 # the parameter names the controller loads (doc/collisions.md)
 STATIC, SLOPE, JOINTS, GAIN = ("collision_thresholds", "collision_thresholds_per_velocity",
@@ -219,17 +220,20 @@ class CollisionEvent:
 class CollisionDetector:
     """``check(t, r, q̇)`` once per cycle (module docstring): None until a residual crosses its
     threshold; from then on the ``CollisionEvent``, its isolation moved to a later joint whenever
-    one crosses (a contact loads the joints before it too, and the nearer ones may cross
-    first) until ``reset()``. ``links``: the link each joint moves (``child_links``)."""
+    one crosses within ``isolation_window`` seconds of the detection (a contact loads the joints
+    before it too, and the nearer ones may cross first; later, what the reaction and the impact
+    set moving is no longer the contact's load), until ``reset()``. ``links``: the link each
+    joint moves (``child_links``)."""
 
-    def __init__(self, thresholds: Thresholds, links: Sequence[str]):
+    def __init__(self, thresholds: Thresholds, links: Sequence[str],
+                 isolation_window: float = ISOLATION_WINDOW):
         if len(links) != len(thresholds.joint_names):
             raise ValueError(f"CollisionDetector: {len(links)} links for "
                              f"{len(thresholds.joint_names)} joints")
         self.thresholds, self.links = thresholds, tuple(links)
         self._static = np.array(thresholds.static)
         self._slope = np.array(thresholds.per_velocity)
-        self.event = None
+        self.event, self.isolation_window = None, float(isolation_window)
         _LAST_CROSSING.ready()
 
     def reset(self) -> None:
@@ -246,7 +250,7 @@ class CollisionDetector:
         if event is None:
             self.event = CollisionEvent(float(t), names, np.array(r), self.thresholds.at(qd),
                                         names[last], self.links[last], float(t))
-        elif last > names.index(event.joint):
+        elif last > names.index(event.joint) and t - event.time <= self.isolation_window:
             self.event = dataclasses.replace(event, joint=names[last], link=self.links[last],
                                              isolated_time=float(t))
         return self.event

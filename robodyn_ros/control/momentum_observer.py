@@ -162,13 +162,21 @@ def momentum_one(P, q, qd, friction, p, beta):
 @kernel
 def observer_step(P, rows, cols, estimate, q, qd, tau, dt, gain, friction, ws, state, r):
     """One step of the discrete observer (module docstring): the estimate written into P's cells
-    (rows[k], cols[k]) first; ``state`` rows: p_{k−1}, β_{k−1}, then p_k, β_k as scratch."""
+    (rows[k], cols[k]) first; ``state`` rows: p_{k−1}, β_{k−1}, p_k and β_k as scratch, q_{k−1},
+    q̇_{k−1}. When the estimate moved, p_{k−1} and β_{k−1} are taken again with it: a change of
+    the parameters is no change of the momentum (differenced, it was a spike of
+    (M(θ̂_k) − M(θ̂_{k−1})) q̇ / Δt, tens of N m while the adaptive law learns a tool)."""
     n = q.shape[0]
     if (P.shape[0] != n + 1 or qd.shape[0] != n or tau.shape[0] != n or gain.shape[0] != n
             or r.shape[0] != n or estimate.shape[0] != rows.shape[0]):
         raise ValueError("expected q, qd and tau of one value per joint of the model")
+    moved = False
     for k in range(rows.shape[0]):
-        P[rows[k], cols[k]] = estimate[k]
+        if P[rows[k], cols[k]] != estimate[k]:
+            P[rows[k], cols[k]] = estimate[k]
+            moved = True
+    if moved:
+        momentum_into(P, state[4], state[5], friction, ws, state[0], state[1])
     p, beta = state[2], state[3]
     momentum_into(P, q, qd, friction, ws, p, beta)
     for i in range(n):
@@ -176,6 +184,8 @@ def observer_step(P, rows, cols, estimate, q, qd, tau, dt, gain, friction, ws, s
         r[i] -= np.expm1(-gain[i] * dt) * (u - r[i])
         state[0, i] = p[i]
         state[1, i] = beta[i]
+        state[4, i] = q[i]
+        state[5, i] = qd[i]
 
 
 _SECONDS = numba.types.float64
@@ -235,7 +245,7 @@ class MomentumObserver:
         self._P = np.array(model.params)   # writable: follow() writes estimates into it
         self._rows, self._cols, self._law = _NOWHERE, _NOWHERE, None
         self._ws = np.zeros((model.dof, WORKSPACE_COLUMNS))
-        self._state = np.zeros((4, model.dof))
+        self._state = np.zeros((6, model.dof))
         self.residual = np.zeros(model.dof)
         self._started = False
         _MOMENTUM.ready()
@@ -249,9 +259,9 @@ class MomentumObserver:
         ``follow(None)`` goes back to the observer's own model. Either way, ``reset`` next: p(0)
         was another model's.
 
-        The estimate may change from one step to the next; the step's momentum increment then
-        holds (M(θ̂_k) − M(θ̂_(k−1))) q̇ as well, which r shows as an external torque of that over
-        Δt: small while the law adapts slowly, zero once it has learnt."""
+        The estimate may change from one step to the next: the step then takes p_(k−1) and
+        β_(k−1) again with the new estimate (one more pass), since a change of the parameters is
+        no change of the momentum."""
         self._started = False
         if law is None:
             self._P, self._rows, self._cols, self._law = np.array(self.model.params), _NOWHERE, _NOWHERE, None
@@ -296,6 +306,7 @@ class MomentumObserver:
     def reset(self, q, qd) -> None:
         """Start from the state (q, q̇): r = 0 and p(0) from the current parameters."""
         self._state[0], self._state[1] = self.terms(q, qd)
+        self._state[4], self._state[5] = q, qd
         self.residual[:] = 0.0
         self._started = True
 

@@ -13,6 +13,8 @@ DEMOS = {
                  "the controller's model lacks, per control law (doc/demo.md)"),
     "cartesian": ("robodyn_ros.apps.demos.cartesian", "a Cartesian path followed by the "
                   "task-space laws on the PUMA and a 7-joint arm (doc/demo.md)"),
+    "collision": ("robodyn_ros.apps.demos.collision", "the PUMA meets an obstacle in MuJoCo: "
+                  "detection, isolation, each reaction's contact force (doc/collisions.md)"),
 }
 
 
