@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHECK = textwrap.dedent("""
     import contextlib, io, json
-    from robodyn_ros import precompile
-    from robodyn_ros.control import cycle_steps
+    from robodyn_ros.apps import precompile
+    from robodyn_ros.control import collision, cycle_steps, momentum_observer
     from robodyn_ros.dynamics import crba, forward, newton_euler
     from robodyn_ros.stewart import kernel, universal
     with contextlib.redirect_stdout(io.StringIO()):
@@ -27,6 +27,8 @@ CHECK = textwrap.dedent("""
                            kernel.constraint_forces_batch, kernel.leg_kinematics_batch],
         "stewart.universal": [universal.inverse_dynamics_batch, universal.constraint_forces_batch],
         "control.cycle_steps": [cycle_steps.take_state, cycle_steps.saturate_into],
+        "control.momentum_observer": [momentum_observer.momentum_one, momentum_observer.observer_step],
+        "control.collision": [collision.last_crossing],
     }
     print(json.dumps({f"{m}.{f.py_func.__name__}": len(f.signatures)
                       for m, fs in entries.items() for f in fs}))

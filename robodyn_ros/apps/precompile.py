@@ -16,7 +16,9 @@ def main(argv=None):
     argparse.ArgumentParser(prog="robodyn-ros compile", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     from ..control.adaptive import warm_up as adaptive_warm_up
+    from ..control.collision import warm_up as collision_warm_up
     from ..control.cycle_steps import warm_up as cycle_steps_warm_up
+    from ..control.momentum_observer import warm_up as observer_warm_up
     from ..control.task_space import warm_up as task_space_warm_up
     from ..dynamics import warm_up as dynamics_warm_up
     from ..dynamics.regressor import warm_up as regressor_warm_up
@@ -29,6 +31,8 @@ def main(argv=None):
     adaptive_warm_up()
     task_space_warm_up()
     cycle_steps_warm_up()
+    observer_warm_up()
+    collision_warm_up()
     for leg_model in LEG_MODELS:
         stewart_warm_up(hexapod(leg_model), every_call=True)
     print(f"numba kernels compiled or loaded from the cache in {time.monotonic() - start:.1f} s")
