@@ -9,7 +9,6 @@ adapter: what it does with a state, a reference or a failing law is ``control.lo
 from __future__ import annotations
 
 import threading
-import time
 from time import perf_counter
 
 import numpy as np
@@ -27,7 +26,7 @@ from ..control.joints import JointOrder
 from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection, Stale
 from ..dynamics import warm_up
 from .parameters import controller_schema, node_schema
-from .common import Diagnostics, second_writers, stamp_parts, stamp_seconds, unanswered
+from .common import Diagnostics, second_writers, seconds_clock, stamp_parts, stamp_seconds, unanswered
 from .collisions import CollisionInterface
 from .description import DESCRIPTION_QOS, chain_of, describes_robot, load_model
 from .cartesian import CartesianInterface
@@ -58,6 +57,7 @@ class ComputedTorqueController(ManagedNode):
         self._lock = threading.Lock()  # the loop, shared with the watchdog's thread
         self._published = None  # the URDF from /robot_description
         self._timing = None  # CycleTiming, from configure
+        self._now = seconds_clock(self)   # the loop's clock
         Diagnostics(self, self._report, self.params["diagnostic_period"], timing=self._timing_report)
         self.params.on_set(self._validate, self._apply)
         if describes_robot(self.params):
@@ -74,10 +74,6 @@ class ComputedTorqueController(ManagedNode):
             if self.trigger_configure() == SUCCESS:
                 self.trigger_activate()
 
-    def _now(self) -> float:
-        """ROS time (s); without /clock that is time.time(), a microsecond faster than rclpy."""
-        clock = self.get_clock()
-        return clock.now().nanoseconds * 1e-9 if clock.ros_time_is_active else time.time()
 
     # ------------------------------------------------------------------ lifecycle
     def configure(self):
@@ -288,7 +284,9 @@ class ComputedTorqueController(ManagedNode):
         level, message, values = self.loop.report()
         values.update(drift(self.loop.law))
         values.update(self._cartesian.report())
-        level, message = second_writers(self, self._command_pub, level, message, values)
+        crowded = second_writers(self, self._command_pub, values)
+        if crowded and level < WARN:
+            level, message = WARN, crowded
         return (level, message, values) if self.active else (WARN, f"inactive ({message})", values)
 
 
