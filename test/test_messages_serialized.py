@@ -23,11 +23,12 @@ def _state(names, position, velocity, frame="", sec=12, nanosec=345, effort=()):
 
 
 def _same(read, msg):
-    stamp, names, position, velocity = read
+    stamp, names, position, velocity, effort = read
     assert (stamp.sec, stamp.nanosec) == (msg.header.stamp.sec, msg.header.stamp.nanosec)
     assert names == list(msg.name)
     np.testing.assert_array_equal(position, np.asarray(msg.position))
     np.testing.assert_array_equal(velocity, np.asarray(msg.velocity))
+    np.testing.assert_array_equal(effort, np.asarray(msg.effort))
 
 
 @pytest.mark.parametrize("frame", ["", "b", "base_link", "x" * 7])  # every alignment after it

@@ -32,7 +32,8 @@ FLOATING = ("float", "reflex")
 # the controller's parameters that make the guard (doc/collisions.md)
 SETTINGS = ("collision_observer_gain", "collision_joints", "collision_thresholds",
             "collision_thresholds_per_velocity", "collision_reaction", "collision_reflex_gain",
-            "collision_reflex_duration")
+            "collision_reflex_duration", "collision_torque")
+TORQUES = ("command", "measured")
 
 
 def wrench_estimate(model, q, r, eps: float = SINGULARITY_THRESHOLD) -> np.ndarray:
@@ -55,9 +56,11 @@ class CollisionGuard:
 
     def __init__(self, model, gain, thresholds: Thresholds | None, links, reaction: str = "stop",
                  reflex_gain: float = 1.0, reflex_duration: float = 0.1, friction: bool = True,
-                 max_gap: float = 0.1):
+                 max_gap: float = 0.1, torque: str = "command"):
         if reaction not in REACTIONS:
             raise ValueError(f"collision_reaction must be one of {list(REACTIONS)}, got {reaction!r}")
+        if torque not in TORQUES:
+            raise ValueError(f"collision_torque must be one of {list(TORQUES)}, got {torque!r}")
         if not (np.isfinite(reflex_gain) and reflex_gain >= 0.0):
             raise ValueError(f"collision_reflex_gain must be finite and >= 0, got {reflex_gain!r}")
         if not (np.isfinite(reflex_duration) and reflex_duration >= 0.0):
@@ -71,6 +74,9 @@ class CollisionGuard:
         self._last_t = None
         self.residual = self.observer.residual   # updated in place every cycle
         self.event = None
+        self.measured = torque == "measured"
+        self._effort = None          # the state's measured effort (chain order), when measured
+        self.unmeasured = 0          # states without a usable effort: the command stood in
 
     def follow(self, law) -> None:
         """Take the model from an adaptive law's current estimates (a payload it learned is no
@@ -78,9 +84,19 @@ class CollisionGuard:
         self.observer.follow(law if hasattr(law, "estimate_names") else None)
         self._last_t = None   # p(0) from the new parameters at the next state
 
+    def measure(self, effort) -> None:
+        """The state's measured effort in chain order, the torque the joints applied over the
+        step that ends at it (a driver's effort field); None: none that can be used (the
+        command the controller sent stands in, counted in ``unmeasured``)."""
+        self._effort = effort if effort is not None and np.all(np.isfinite(effort)) else None
+        self.unmeasured += self._effort is None
+
     def observe(self, t: float, q, qd, applied) -> bool:
         """One cycle: the state (q, q̇) at time ``t`` and the torque ``applied`` since the last
-        one (chain order). True when this cycle detects a new collision (``event``)."""
+        one (chain order: the command sent, unless the effort is measured). True when this
+        cycle detects a new collision (``event``)."""
+        if self.measured and self._effort is not None:
+            applied = self._effort
         dt = None if self._last_t is None else t - self._last_t
         self._last_t = t
         if dt is None or not 0.0 < dt <= self._max_gap:   # the first state, or after an outage
@@ -152,4 +168,5 @@ def guard_from_settings(model, order: JointOrder, values, links, friction: bool,
               list(values.get("collision_thresholds_per_velocity") or [0.0])), gain)
     return CollisionGuard(model, gain, thresholds, links, values.get("collision_reaction", "stop"),
                           float(values.get("collision_reflex_gain", 1.0)),
-                          float(values.get("collision_reflex_duration", 0.1)), friction, max_gap)
+                          float(values.get("collision_reflex_duration", 0.1)), friction, max_gap,
+                          values.get("collision_torque", "command"))

@@ -274,9 +274,10 @@ class ControlLoop:
 
     # ------------------------------------------------------------------ inputs
     def set_state(self, names: Sequence[str], position, velocity,
-                  stamp: float = 0.0) -> Accepted | Rejection:
+                  stamp: float = 0.0, effort=None) -> Accepted | Rejection:
         """A measured joint state: names as the message gives them, position and velocity per
-        name, its header stamp in seconds (0: unstamped)."""
+        name, its header stamp in seconds (0: unstamped), and the effort per name if the driver
+        measures it (read only when the collision guard takes the measured torque)."""
         if names != self._names:
             self._names = list(names)
             try:
@@ -306,6 +307,9 @@ class ControlLoop:
         back = before is not None and t < before - self.state_timeout
         self.q, self.qd, self.stamp, self._latest = q, qd, stamp, t
         self.received = self._steady()
+        if self.guard is not None and self.guard.measured:
+            effort = None if effort is None else _vector(effort)
+            self.guard.measure(effort[match] if effort is not None and effort.shape == (n,) else None)
         if self._sampler is None:  # hold the position it started in
             self._sampler = TrajectorySampler(self.model.joint_names, q, now,
                                               max_pieces=self.max_trajectory_points + 2)
@@ -627,6 +631,9 @@ class ControlLoop:
             values["collisions (total)"] = self.collisions
             values["collision"] = self.guard.event.reason if self.collided else "none"
             values["collision reaction"] = self.guard.reaction
+            values["observer torque"] = (f"measured effort ({self.guard.unmeasured} states "
+                                         "without one: the command stood in)"
+                                         if self.guard.measured else "the command sent")
         if age is None:
             return WARN, "waiting for the first valid joint state", values
         if self.collided:

@@ -177,12 +177,12 @@ class ComputedTorqueController(ManagedNode):
     def _on_joint_state(self, raw: bytes):
         start = perf_counter()  # a cycle is timed from its joint state's arrival to its command
         try:
-            header, names, position, velocity = self._joint_states.read(raw)
+            header, names, position, velocity, effort = self._joint_states.read(raw)
             stamp = stamp_seconds(header, "header.stamp")
         except ValueError as exc:
             return self.loop.reject(f"joint state: {exc}")
         with self._lock:  # against the watchdog's thread
-            result = self.loop.set_state(names, position, velocity, stamp)
+            result = self.loop.set_state(names, position, velocity, stamp, effort)
         if isinstance(result, Rejection):
             return
         self._state_time = header

@@ -189,7 +189,7 @@ MAX_JOINT_STATE_NAMES = 4096
 
 
 class JointStateReader:
-    """Serialized sensor_msgs/JointState into (stamp, names, position, velocity), the arrays as
+    """Serialized sensor_msgs/JointState into (stamp, names, position, velocity, effort), the arrays as
     views of the bytes. At 1 kHz rclpy's conversion into a message object (a header, a name list,
     four arrays, every field through its checking setter) costs a controller more than its law;
     a driver sends the same names every time, so they are decoded only when their bytes change.
@@ -200,11 +200,11 @@ class JointStateReader:
         self._type = message_type
         self._block, self._names = b"", []
 
-    def read(self, raw: bytes) -> tuple[Time, list[str], np.ndarray, np.ndarray]:
+    def read(self, raw: bytes) -> tuple[Time, list[str], np.ndarray, np.ndarray, np.ndarray]:
         if raw[1:2] != b"\x01":
             msg = deserialize_message(raw, self._type)
-            return Time(msg.header.stamp.sec, msg.header.stamp.nanosec), msg.name, \
-                np.asarray(msg.position, dtype=float), np.asarray(msg.velocity, dtype=float)
+            return (Time(msg.header.stamp.sec, msg.header.stamp.nanosec), msg.name,
+                    *(np.asarray(v, dtype=float) for v in (msg.position, msg.velocity, msg.effort)))
         # little-endian CDR read inline: the helpers' calls cost more than the reading (~10 us)
         try:
             body = memoryview(raw)[4:]
@@ -222,7 +222,7 @@ class JointStateReader:
                 self._names, pos = _strings(body, _reader(raw)[1], start, count)
                 self._block = bytes(body[start:pos])
             arrays = []
-            for _ in range(2):   # position, velocity: a count, then doubles aligned to 8 bytes
+            for _ in range(3):   # position, velocity, effort: a count, doubles aligned to 8 bytes
                 pos = (pos + 3) & ~3
                 n = _U32.unpack_from(body, pos)[0]
                 pos = (pos + 4 + 7) & ~7 if n else pos + 4
@@ -230,10 +230,9 @@ class JointStateReader:
                     raise struct.error(f"{n} doubles at byte {pos} of {len(body)}")
                 arrays.append(np.frombuffer(body, "<f8", n, pos))
                 pos += 8 * n
-            position, velocity = arrays
         except struct.error as exc:
             raise ValueError(f"a serialized JointState ends early: {exc}") from exc
-        return stamp, self._names, position, velocity
+        return (stamp, self._names, *arrays)
 
 
 def _strings_end(u32, pos, count) -> int:

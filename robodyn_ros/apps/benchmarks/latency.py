@@ -19,6 +19,10 @@ process's user + system time over the run, also taken with ``adaptive_computed_t
 The peer of the latency and CPU figures is ``robodyn_ros.apps.benchmarks.echo``, run next for as long
 and driven the same way: a node that answers each state at once and computes nothing, so its
 figures are what rclpy, the executor and DDS cost on this machine before any controller work.
+The budgets are ratios to it, each from one run (issue 29): the controller's CPU with a listener
+at most 1.15x the echo's with one, the adaptive law's without a listener 1.25x the echo's without
+one, the p99 latency 1.2x; and the controller with the momentum observer on (issue 28) at most
+1.2x the same controller without it.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..processes import NodeProcesses, cpu_seconds, loopback_dds
+from ..processes import NodeProcesses, cpu_seconds, loopback_dds, param_list
 
 PERIOD_NS = 1_000_000  # 1 kHz
 JOINTS = [f"joint_{i}" for i in range(1, 7)]     # the PUMA 560's, as the driver names them
@@ -58,9 +62,14 @@ def run(duration: float = 60.0) -> dict:
             adaptive.start(NAME, "robodyn_ros.nodes.controller",
                            {**params, "control_law": "adaptive_computed_torque"})
             learning = _drive(adaptive, max(duration / 2, 5.0), listen=False)
+        with NodeProcesses(Path(logs)) as guarded:   # issue 28: the momentum observer's cost
+            guarded.start(NAME, "robodyn_ros.nodes.controller",
+                          {**params, "collision_observer_gain": param_list([50.0])})
+            observed = _drive(guarded, max(duration / 2, 5.0), listen=False)
         with NodeProcesses(Path(logs)) as echo:
             echo.start(NAME, "robodyn_ros.apps.benchmarks.echo", {})
             floor = _drive(echo, duration)
+            bare = _drive(echo, max(duration / 2, 5.0), listen=False)
     result = {"robot": "PUMA 560", "duration_s": duration, **_latency(measured.pop("latency_ms")),
               **measured, "peer": {**_latency(floor.pop("latency_ms")), **floor}}
     peer = result["peer"]
@@ -89,6 +98,23 @@ def run(duration: float = 60.0) -> dict:
     ]
     rows[-3]["met"] = bool(quiet["controller_cpu_percent"] <= 25.0)
     rows[-1]["met"] = bool(learning["controller_cpu_percent"] <= 25.0)
+    # issue 29's budget, as ratios to the echo driven the same way in this run; issue 28's, the
+    # observer's node to the node without it
+    for name, ours, peer_run, limit in (
+            ("CPU with a controller_state listener, controller / echo", measured, floor, 1.15),
+            ("CPU without listener, adaptive_computed_torque / echo", learning, bare, 1.25),
+            ("CPU without listener, momentum observer on / off", observed, quiet, 1.2)):
+        ratio = ours["controller_cpu_percent"] / max(peer_run["controller_cpu_percent"], 1e-9)
+        row = figure(f"{name} (ratio)", ratio, ratio, unit="x", target=f"<= {limit:g}x",
+                     peer=peer_run["controller_cpu_percent"],
+                     note=f"{ours['controller_cpu_percent']:.1f} % against "
+                          f"{peer_run['controller_cpu_percent']:.1f} % of one core")
+        row["met"] = bool(ratio <= limit)
+        rows.append(row)
+    p99 = result["latency_ms"]["p99"] / peer["latency_ms"]["p99"]
+    rows.append(figure("p99 latency, controller / echo (ratio)", p99, p99, unit="x",
+                       target="<= 1.2x", peer=peer["latency_ms"]["p99"]))
+    rows[-1]["met"] = bool(p99 <= 1.2)
     for row, limit in ((rows[3], 0.5), (rows[5], 0.1)):  # p99 (ms), commands later than 1 ms (%)
         row["target"], row["met"] = f"<= {limit:g} {row['unit']}", bool(row["best"] <= limit)
     rows[2]["note"] = ("peer (every latency and CPU row): benchmarks/echo.py, a node that answers "
