@@ -11,6 +11,7 @@
 And the claims of doc/security.md, read from the policy: only the controller may publish efforts,
 only the operator may call the nodes' services or send them goals.
 """
+import os
 import time
 import warnings
 from xml.etree import ElementTree
@@ -19,7 +20,8 @@ import pytest
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from robodyn_ros.security_cli import ENCLAVES, enclave, permissions
+from robodyn_ros.resources import find_share_file
+from robodyn_ros.security_cli import ENCLAVES, POLICY, enclave, permissions
 
 from conftest import URDF, Rig
 
@@ -41,13 +43,11 @@ def test_sros2_signs_every_enclave_with_the_permissions_read_here(tmp_path, gran
     except ImportError as exc:
         pytest.skip(f"sros2 is not importable ({exc}): `make secure` (../shared/ros/"
                     "build_secure_dds.sh) installs it; a ROS install has ros-jazzy-sros2")
-    from robodyn_ros.resources import find_share_file
-    import os
     store = tmp_path / "keystore"
     keystore.create_keystore(store)
     with warnings.catch_warnings():  # cryptography's deprecation of sros2 0.13's curve class
         warnings.simplefilter("ignore")
-        generate_artifacts(store, [], [find_share_file("config/robodyn_ros.policy.xml")])
+        generate_artifacts(store, [], [find_share_file(POLICY)])
     assert set(keystore.get_enclaves(store)) == set(grants)
     for name, grant in grants.items():
         folder = store / "enclaves" / name.lstrip("/")
