@@ -132,8 +132,7 @@ def main(argv=None) -> int:
         from sros2.api._artifact_generation import generate_artifacts
     except ImportError as exc:
         print(f"robodyn-ros security: sros2 is not importable ({exc}). On a ROS install: apt "
-              "install ros-jazzy-sros2; on the pip route: bash ../shared/ros/build_secure_dds.sh "
-              ".venv (doc/security.md)", file=sys.stderr)
+              "install ros-jazzy-sros2; on the pip route: make secure (doc/security.md)", file=sys.stderr)
         return 1
     path = args.keystore.resolve()
     if not keystore.is_valid_keystore(path):

@@ -40,7 +40,7 @@ START = 120          # s: a generous deadline for a process on a loaded 2-core m
 pytestmark = pytest.mark.skipif(
     not SECURE_ENV.is_file(),
     reason=f"the DDS-Security overlay is not built ({SECURE_ENV} missing): `make secure` builds it "
-           "from ../shared/ros/build_secure_dds.sh (10-13 min on 2 cores); the ros-jazzy-* wheels' "
+           "with build_secure_dds.sh (make SECURE_DDS=DIR; 10-13 min on 2 cores); the ros-jazzy-* wheels' "
            "Fast DDS has no security plugins")
 
 

@@ -41,8 +41,8 @@ def test_sros2_signs_every_enclave_with_the_permissions_read_here(tmp_path, gran
         from sros2 import keystore
         from sros2.api._artifact_generation import generate_artifacts
     except ImportError as exc:
-        pytest.skip(f"sros2 is not importable ({exc}): `make secure` (../shared/ros/"
-                    "build_secure_dds.sh) installs it; a ROS install has ros-jazzy-sros2")
+        pytest.skip(f"sros2 is not importable ({exc}): `make secure` (build_secure_dds.sh) "
+                    "installs it; a ROS install has ros-jazzy-sros2")
     store = tmp_path / "keystore"
     keystore.create_keystore(store)
     with warnings.catch_warnings():  # cryptography's deprecation of sros2 0.13's curve class
