@@ -6,7 +6,8 @@ failed configure leaves it unconfigured, saying why, for ``ros2 lifecycle set`` 
 
 Every node gets ``--enclave /robodyn_ros/<name>`` (config/robodyn_ros.policy.xml,
 doc/security.md): used when ROS_SECURITY_ENABLE=true, ignored otherwise, so the same launch runs
-with security on or off.
+with security on or off. Under security, ``ros2 launch`` itself runs with
+ROS_SECURITY_ENCLAVE_OVERRIDE=/robodyn_ros/operator.
 
 Imported by launch files only (``launch`` and ``launch_ros`` come with a ROS install)."""
 from .security_cli import enclave
@@ -19,8 +20,14 @@ def package_node(**node_arguments):
 
 
 def _in_enclave(node_arguments):
+    """``--enclave``, and the same as ROS_SECURITY_ENCLAVE_OVERRIDE, which rcl prefers to it: the
+    launch process itself runs in the operator's enclave through that variable (its node drives
+    the lifecycle), and its children would inherit it."""
+    name = enclave(node_arguments["name"])
     node_arguments["ros_arguments"] = [*node_arguments.get("ros_arguments", []),
-                                       "--enclave", enclave(node_arguments["name"])]
+                                       "--enclave", name]
+    node_arguments["additional_env"] = {**node_arguments.get("additional_env", {}),
+                                        "ROS_SECURITY_ENCLAVE_OVERRIDE": name}
     return node_arguments
 
 
