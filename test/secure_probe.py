@@ -1,9 +1,10 @@
 """One participant of test_security_enforce.py, in a process of its own (its security settings are
 its environment's: ROS_SECURITY_*, the overlay's libraries). Prints one JSON line at the end.
 
-    python secure_probe.py stranger SECONDS   every way in: efforts on the command topic, a
-                                              trajectory and a reference to the controller, a
-                                              parameter change, a FollowJointTrajectory goal
+    python secure_probe.py stranger NAME SECONDS   every way in, from a node named NAME: efforts
+                                              on the command topic, a trajectory and a reference
+                                              to the controller, a parameter change, a
+                                              FollowJointTrajectory goal
     python secure_probe.py observe SECONDS    the loop as the operator sees it: the arm's motion,
                                               the controller's other writers, its kp at the end
     python secure_probe.py operate            the operator's own way in (the positive control):
@@ -61,9 +62,11 @@ def created(result, what, make):
         return None
 
 
-def stranger(seconds):
+def stranger(name, seconds):
+    """NAME: in an enclave of the package's keystore, the node must be named as its profile says
+    (its own parameter services are allowed to that name only), as an impostor would name it."""
     from control_msgs.action import FollowJointTrajectory
-    node = Node("stranger")
+    node = Node(name)
     result = {"refused": {}, "sent": {}, "matched": {}}
     pubs = {
         "efforts": created(result, "efforts", lambda: node.create_publisher(
@@ -156,7 +159,7 @@ def main(argv):
     rclpy.init()
     try:
         mode = argv[0]
-        result = {"stranger": lambda: stranger(float(argv[1])),
+        result = {"stranger": lambda: stranger(argv[1], float(argv[2])),
                   "observe": lambda: observe(float(argv[1])), "operate": operate}[mode]()
     finally:
         rclpy.try_shutdown()

@@ -87,7 +87,8 @@ def loop(tmp_path):
                     ROS_SECURITY_KEYSTORE=str(keystore))
     q0 = "[" + ", ".join(map(repr, Q0.tolist())) + "]"
     nodes = [secured(node_args("robodyn_ros.nodes.simulator", "arm_simulator", urdf_file=URDF,
-                               friction_scale=0.0, initial_position=q0),
+                               friction_scale=0.0, initial_position=q0, lockstep="true",
+                               command_timeout=5.0),   # a stall of the loaded machine is no fall
                      tmp_path / "arm_simulator.log", **security),
              secured(node_args("robodyn_ros.nodes.controller", "computed_torque_controller",
                                urdf_file=URDF, use_sim_time="true", friction="false",
@@ -108,10 +109,11 @@ def test_strangers_reach_no_node_and_the_operator_does(loop, tmp_path):
     observer = secured([PROBE, "observe", WATCH_FOR], logs["observer"],
                        **enforce(keystore, "/robodyn_ros/operator"))
     strangers = {
-        "no_enclave": secured([PROBE, "stranger", STRANGE_FOR], logs["no_enclave"]),
-        "other_keystore": secured([PROBE, "stranger", STRANGE_FOR], logs["other_keystore"],
+        "no_enclave": secured([PROBE, "stranger", "stranger", STRANGE_FOR], logs["no_enclave"]),
+        "other_keystore": secured([PROBE, "stranger", "operator", STRANGE_FOR], logs["other_keystore"],
                                   **enforce(other, "/robodyn_ros/operator")),
-        "simulator_enclave": secured([PROBE, "stranger", STRANGE_FOR], logs["simulator_enclave"],
+        "simulator_enclave": secured([PROBE, "stranger", "arm_simulator", STRANGE_FOR],
+                                     logs["simulator_enclave"],
                                      **enforce(keystore, "/robodyn_ros/arm_simulator")),
     }
     tried = {name: finished(proc, logs[name]) for name, proc in strangers.items()}
