@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +23,6 @@ from .resources import find_share_file
 POLICY = "config/robodyn_ros.policy.xml"
 #: every enclave of the package is /robodyn_ros/<the node's name>
 ENCLAVES = "/robodyn_ros/"
-_XI = "{http://www.w3.org/2001/XInclude}include"
-_FRAGMENT = re.compile(r"xpointer\(/fragments/profile\[@id='(\w+)'\]/\*\)")
 
 
 def enclave(node: str) -> str:
@@ -71,33 +68,17 @@ _RULES = {
 }
 
 
-def _included(element, base: Path) -> list:
-    """The rules an ``xi:include`` of this policy's kind brings: the children of one profile of a
-    fragments file (``xpointer(/fragments/profile[@id='ID']/*)``)."""
-    href, pointer = element.get("href", ""), element.get("xpointer", "")
-    match = _FRAGMENT.fullmatch(pointer)
-    if not href or match is None:
-        raise ValueError(f"{base}: xi:include href={href!r} xpointer={pointer!r}: only "
-                         "xpointer(/fragments/profile[@id='ID']/*) of a file is read here")
-    path = base.parent / href
-    found = ElementTree.parse(path).getroot().findall(f"profile[@id='{match.group(1)}']")
-    if len(found) != 1:
-        raise ValueError(f"{path}: no single <profile id='{match.group(1)}'> for {base}")
-    return list(found[0])
-
-
 def permissions(path: Path | None = None) -> dict[str, Grant]:
     """Enclave path -> its Grant, from the policy at ``path`` (default: the shipped one). Only
-    ALLOW rules are read (this policy has no DENY); ValueError names the element of another kind."""
+    ALLOW rules are read (this policy has no DENY, no XInclude); ValueError names the element of
+    another kind."""
     path = Path(path) if path is not None else find_share_file(POLICY)
     grants = {}
     for element in ElementTree.parse(path).getroot().iter("enclave"):
         publish, subscribe = set(), set()
         for profile in element.iter("profile"):
             ns, node = profile.get("ns", "/"), profile.get("node", "")
-            rules = [r for child in profile for r in
-                     (_included(child, path) if child.tag == _XI else [child])]
-            for rule in rules:
+            for rule in profile:
                 for attribute, value in rule.attrib.items():
                     key = (rule.tag, attribute)
                     if key not in _RULES or value != "ALLOW":
@@ -116,17 +97,19 @@ def parse_args(argv):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("keystore", type=Path, help="the keystore directory (made if missing; "
                         "an existing keystore gets the enclaves added or renewed)")
-    parser.add_argument("--policy", type=Path, help="an SROS2 policy (default: the package's "
-                        "config/robodyn_ros.policy.xml; a policy of your own may include it)")
+    parser.add_argument("--also", type=Path, nargs="+", default=[], metavar="POLICY",
+                        help="policies of your own (your nodes' enclaves) made into the same "
+                        "keystore")
     return parser.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else list(argv))
-    policy = (args.policy or find_share_file(POLICY)).resolve()
-    if not policy.is_file():
-        print(f"robodyn-ros security: policy {policy} does not exist", file=sys.stderr)
-        return 2
+    policy = find_share_file(POLICY).resolve()
+    for extra in args.also:
+        if not extra.is_file():
+            print(f"robodyn-ros security: policy {extra} does not exist", file=sys.stderr)
+            return 2
     try:
         from sros2 import keystore
         from sros2.api._artifact_generation import generate_artifacts
@@ -140,11 +123,13 @@ def main(argv=None) -> int:
             print(f"robodyn-ros security: {path} is not empty and no keystore", file=sys.stderr)
             return 2
         keystore.create_keystore(path)
-    generate_artifacts(path, [], [policy])
+    policies = [policy, *(extra.resolve() for extra in args.also)]
+    generate_artifacts(path, [], policies)
     domain = os.environ.get("ROS_DOMAIN_ID", "0")
-    made = sorted(e for e in keystore.get_enclaves(path) if e.startswith(ENCLAVES))
-    print(f"keystore {path}: {len(made)} enclaves from {policy} for ROS_DOMAIN_ID={domain} "
-          f"(keys made for one domain serve only that one)\n  " + "\n  ".join(made))
+    made = sorted(keystore.get_enclaves(path))
+    print(f"keystore {path}: {len(made)} enclaves from {', '.join(map(str, policies))} for "
+          f"ROS_DOMAIN_ID={domain} (keys made for one domain serve only that one)\n  "
+          + "\n  ".join(made))
     print("\nfor every shell that starts nodes (and, on the pip route, "
           ". .venv/secure_dds/secure_env.sh first):\n"
           f"export ROS_SECURITY_KEYSTORE={path} ROS_SECURITY_ENABLE=true "

@@ -64,6 +64,22 @@ def test_sros2_signs_every_enclave_with_the_permissions_read_here(tmp_path, gran
             assert listed - {"ros_discovery_info"} == getattr(grant, kind), (name, kind)
 
 
+def test_every_profile_has_what_every_rclpy_node_needs(grants):
+    """Written out in each profile (no XInclude, the policy says why): none may lack a part."""
+    needs = ["describe_parameters", "get_parameter_types", "get_parameters", "list_parameters",
+             "set_parameters", "set_parameters_atomically", "get_type_description"]
+    root = ElementTree.parse(find_share_file(POLICY)).getroot()
+    for element in root.iter("enclave"):
+        grant = grants[element.get("path")]
+        for profile in element.iter("profile"):
+            node = f"/{profile.get('node')}"
+            assert grant.may("publish", "rt/rosout") and grant.may("publish", "rt/parameter_events")
+            assert grant.may("subscribe", "rt/clock")
+            for service in needs:
+                assert grant.may("publish", f"rr{node}/{service}Reply"), (node, service)
+                assert grant.may("subscribe", f"rq{node}/{service}Request"), (node, service)
+
+
 # ---------------------------------------------------------------------------- the claims
 def test_only_the_controller_may_publish_efforts(grants):
     assert [e for e, g in grants.items() if g.may("publish", COMMAND)] == \

@@ -9,8 +9,8 @@ node in its enclave, against the 004 bound.
     python -m robodyn_ros.benchmarks.secure_loop [--duration 15] [--rounds 2] [--json FILE]
 
 The keystore (a temporary one) is the shipped policy's plus one enclave of this benchmark's own,
-``/robodyn_ros_bench/driver``, from a policy that includes the shipped common profile: how a user
-extends the policy for a node of their own (doc/security.md). Under Enforce every message is
+``/robodyn_ros_bench/driver``, from a policy of its own given to ``robodyn-ros security --also``:
+how a user extends the policy for a node of theirs (doc/security.md). Under Enforce every message is
 signed and encrypted (AES-GCM, the sros2 governance: ENCRYPT) and the shared-memory transport
 still carries it, encrypted.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -32,18 +33,21 @@ _SECURITY = ("ROS_SECURITY_ENABLE", "ROS_SECURITY_STRATEGY", "ROS_SECURITY_KEYST
              "ROS_SECURITY_ENCLAVE_OVERRIDE")
 
 
-def driver_policy(common: Path) -> str:
-    """The benchmark driver's enclave (benchmarks/latency.py's node): a user's policy that
-    includes the package's common profile."""
-    include = (f'<xi:include href="{common}" parse="xml" '
-               "xpointer=\"xpointer(/fragments/profile[@id='node']/*)\"/>")
+def driver_policy() -> str:
+    """The benchmark driver's enclave (benchmarks/latency.py's node): a user's policy, with what
+    every rclpy node needs written out as in the shipped one."""
+    services = "".join(f"<service>~/{name}</service>" for name in (
+        "describe_parameters", "get_parameter_types", "get_parameters", "list_parameters",
+        "set_parameters", "set_parameters_atomically", "get_type_description"))
     return f"""<?xml version="1.0" encoding="UTF-8"?>
-<policy version="0.2.0" xmlns:xi="http://www.w3.org/2001/XInclude">
+<policy version="0.2.0">
   <enclaves>
     <enclave path="{DRIVER}">
       <profiles>
         <profile ns="/" node="bench_joint_state_driver">
-          {include}
+          <topics publish="ALLOW"><topic>/rosout</topic><topic>/parameter_events</topic></topics>
+          <topics subscribe="ALLOW"><topic>/clock</topic></topics>
+          <services reply="ALLOW">{services}</services>
           <topics publish="ALLOW"><topic>/joint_states</topic></topics>
           <topics subscribe="ALLOW">
             <topic>/effort_controller/commands</topic>
@@ -59,17 +63,12 @@ def driver_policy(common: Path) -> str:
 
 
 def make_keystore(folder: Path) -> Path:
-    from sros2.api._artifact_generation import generate_artifacts
-    from sros2.keystore import create_keystore
-
-    from ..resources import find_share_file
-    from ..security_cli import POLICY
-    shipped = find_share_file(POLICY)
+    """The package's enclaves and the driver's (``robodyn-ros security KEYSTORE --also``)."""
     extra = folder / "bench.policy.xml"
-    extra.write_text(driver_policy(shipped.with_name("robodyn_ros.policy.common.xml")))
+    extra.write_text(driver_policy())
     keystore = folder / "keystore"
-    create_keystore(keystore)
-    generate_artifacts(keystore, [], [shipped, extra])
+    subprocess.run([sys.executable, "-m", "robodyn_ros.security_cli", str(keystore),
+                    "--also", str(extra)], check=True, stdout=subprocess.DEVNULL)
     return keystore
 
 
