@@ -18,6 +18,7 @@ Every participant is a process of its own started with the overlay's environment
 (`. VENV/secure_dds/secure_env.sh`: the rebuilt Fast DDS and rmw); skipped, saying why, where the
 overlay is not built (`make secure`).
 """
+import importlib.util
 import json
 import os
 import subprocess
@@ -37,11 +38,15 @@ WATCH_FOR = 25.0     # s the operator watches (the strangers' discovery and trie
 Q0 = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
 START = 120          # s: a generous deadline for a process on a loaded 2-core machine
 
-pytestmark = pytest.mark.skipif(
-    not SECURE_ENV.is_file(),
-    reason=f"the DDS-Security overlay is not built ({SECURE_ENV} missing): `make secure` builds it "
-           "with build_secure_dds.sh (make SECURE_DDS=DIR; 10-13 min on 2 cores); the ros-jazzy-* wheels' "
-           "Fast DDS has no security plugins")
+pytestmark = [
+    pytest.mark.skipif(
+        not SECURE_ENV.is_file(),
+        reason=f"the DDS-Security overlay is not built ({SECURE_ENV} missing): `make secure` builds "
+               "it with build_secure_dds.sh (make SECURE_DDS=DIR; 10-13 min on 2 cores); the "
+               "ros-jazzy-* wheels' Fast DDS has no security plugins"),
+    pytest.mark.skipif(importlib.util.find_spec("control_msgs") is None,
+                       reason="control_msgs is not installed: the strangers' goal needs it "
+                              "(`make venv` builds it when its source is at hand)")]
 
 
 def secured(args, log: Path, **security) -> subprocess.Popen:
