@@ -20,6 +20,7 @@ import pytest
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from robodyn_ros import security_cli
 from robodyn_ros.resources import find_share_file
 from robodyn_ros.security_cli import ENCLAVES, POLICY, enclave, permissions
 
@@ -37,17 +38,12 @@ def grants():
 
 # ---------------------------------------------------------------------------- (a) sros2
 def test_sros2_signs_every_enclave_with_the_permissions_read_here(tmp_path, grants):
-    try:
-        from sros2 import keystore
-        from sros2.api._artifact_generation import generate_artifacts
-    except ImportError as exc:
-        pytest.skip(f"sros2 is not importable ({exc}): `make secure` (build_secure_dds.sh) "
-                    "installs it; a ROS install has ros-jazzy-sros2")
+    """By the package's own command (``robodyn-ros security KEYSTORE``, sros2's Python API)."""
+    keystore = sros2_keystore()
     store = tmp_path / "keystore"
-    keystore.create_keystore(store)
     with warnings.catch_warnings():  # cryptography's deprecation of sros2 0.13's curve class
         warnings.simplefilter("ignore")
-        generate_artifacts(store, [], [find_share_file(POLICY)])
+        assert security_cli.main([str(store)]) == 0
     assert set(keystore.get_enclaves(store)) == set(grants)
     for name, grant in grants.items():
         folder = store / "enclaves" / name.lstrip("/")
@@ -78,6 +74,24 @@ def test_every_profile_has_what_every_rclpy_node_needs(grants):
             for service in needs:
                 assert grant.may("publish", f"rr{node}/{service}Reply"), (node, service)
                 assert grant.may("subscribe", f"rq{node}/{service}Request"), (node, service)
+
+
+def sros2_keystore():
+    try:
+        from sros2 import keystore
+    except ImportError as exc:
+        pytest.skip(f"sros2 is not importable ({exc}): `make secure` (build_secure_dds.sh) "
+                    "installs it; a ROS install has ros-jazzy-sros2")
+    return keystore
+
+
+def test_the_keystore_command_names_what_it_refuses(tmp_path, capsys):
+    assert security_cli.main([str(tmp_path / "ks"), "--also", str(tmp_path / "mine.xml")]) == 2
+    assert f"policy {tmp_path / 'mine.xml'} does not exist" in capsys.readouterr().err
+    sros2_keystore()
+    (tmp_path / "notes.txt").write_text("not a keystore")
+    assert security_cli.main([str(tmp_path)]) == 2
+    assert f"{tmp_path} is not empty and no keystore" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------- the claims
