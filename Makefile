@@ -1,6 +1,8 @@
 # One-command routes for a machine with Python >= 3.10 and no ROS install:
 #   make demo   set up .venv and run the PUMA 560 computed-torque demo over real DDS
-#   make test   set up .venv, lint (ruff, ruff.toml) and run the test suite
+#   make test   set up .venv (with DDS-Security when its source is at hand), lint (ruff, ruff.toml)
+#               and run the test suite
+#   make secure set up .venv with DDS-Security (SROS2): doc/security.md
 # DDS never leaves loopback: every target that may start rclpy runs with these two variables.
 PYTHON   ?= python3
 VENV     ?= .venv
@@ -11,7 +13,7 @@ ROSENV   := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$(DOMAIN)
 # control_msgs is not on PyPI: where its source and build script are (a ROS machine has it from apt)
 CONTROL_MSGS ?= ../shared/ros
 
-.PHONY: venv demo test bench complexity clean
+.PHONY: venv secure demo test bench complexity clean
 
 $(VENV)/.installed: setup.py package.xml
 	$(PYTHON) -m venv $(VENV)
@@ -57,12 +59,29 @@ $(VENV)/.ros_tools: $(VENV)/.installed $(wildcard launch/* config/* urdf/*)
 	their tests are skipped"; exit 0; fi; \
 	$(PY) -m robodyn_ros.apps.dev.ament_prefix $(VENV) && touch $@
 
+# DDS-Security: the ros-jazzy-* wheels' Fast DDS has no security plugins, so the overlay (Fast DDS
+# and rmw_fastrtps rebuilt with them, and sros2) is built into the venv once (10-13 min on 2 cores)
+# when its script is at hand (`make SECURE_DDS=DIR`). `make test` builds it, `make demo` does not;
+# without it the tests that need it are skipped, saying why. A ROS install needs none of this.
+SECURE_DDS ?= ../shared/ros
+$(VENV)/.secure_dds: $(VENV)/.installed $(VENV)/.ros_tools
+	@if [ -f $(VENV)/secure_dds/secure_env.sh ] && $(PY) -c "import sros2.keystore" 2>/dev/null; \
+	then touch $@; \
+	elif [ -f $(SECURE_DDS)/build_secure_dds.sh ]; then \
+	  echo "building DDS-Security into $(VENV)/secure_dds (once, 10-13 min on 2 cores)"; \
+	  bash $(SECURE_DDS)/build_secure_dds.sh $(VENV) > $(VENV)/secure_dds_build.log 2>&1 \
+	    || { tail -20 $(VENV)/secure_dds_build.log; exit 1; }; touch $@; \
+	else echo "DDS-Security: not built and no build_secure_dds.sh in $(SECURE_DDS) \
+	(make SECURE_DDS=DIR): its tests are skipped"; fi
+
+secure: venv $(VENV)/.secure_dds
+
 venv: $(VENV)/.installed $(VENV)/.compiled $(VENV)/.control_msgs $(VENV)/.ros_tools
 
 demo: venv
 	$(ROSENV) $(VENV)/bin/robodyn-ros demo puma
 
-test: venv
+test: venv $(VENV)/.secure_dds
 	$(VENV)/bin/ruff check .
 	$(ROSENV) $(PY) -m pytest -q test
 

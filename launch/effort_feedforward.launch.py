@@ -19,6 +19,8 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
+from robodyn_ros.nodes.launching import package_node
+
 
 def generate_launch_description():
     share = FindPackageShare("robodyn_ros")
@@ -45,7 +47,7 @@ def generate_launch_description():
                        "--param-file", LaunchConfiguration("controllers_file")],
             condition=IfCondition(LaunchConfiguration("spawn_controller")),
         ),
-        Node(
+        package_node(
             package="robodyn_ros",
             executable="effort_feedforward",
             name="effort_feedforward",

@@ -11,10 +11,9 @@ the same nodes without the launch system and records the 004 §5 experiment.
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from robodyn_ros.nodes.launching import managed_node
+from robodyn_ros.nodes.launching import managed_node, package_node
 
 
 def generate_launch_description():
@@ -24,7 +23,7 @@ def generate_launch_description():
         DeclareLaunchArgument("urdf_file",
                               default_value=PathJoinSubstitution([share, "urdf", "puma560.urdf"]),
                               description="URDF of the arm (simulated and controlled)"),
-        Node(
+        package_node(
             package="robodyn_ros",
             executable="arm_simulator",
             name="arm_simulator",

@@ -9,7 +9,8 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+
+from robodyn_ros.nodes.launching import package_node
 
 
 def generate_launch_description():
@@ -20,7 +21,7 @@ def generate_launch_description():
             "platform_file",
             default_value=os.path.join(share, "config", "stewart_dasgupta_realisable.yaml"),
             description="Stewart platform description (YAML) of the plant and the controller"),
-        Node(
+        package_node(
             package="robodyn_ros",
             executable="stewart_simulator",
             name="stewart_simulator",
@@ -28,7 +29,7 @@ def generate_launch_description():
             parameters=[os.path.join(share, "config", "stewart_simulator.yaml"),
                         {"platform_file": platform_file}],
         ),
-        Node(
+        package_node(
             package="robodyn_ros",
             executable="stewart_platform",
             name="stewart_platform",

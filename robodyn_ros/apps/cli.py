@@ -20,6 +20,8 @@ COMMANDS = {
     "collision": ("robodyn_ros.apps.collision", "collision thresholds from a collision-free "
                   "recording: robodyn-ros collision calibrate BAG --urdf FILE"),
     "stewart-path": ("robodyn_ros.apps.stewart_path", "Stewart platform Paths I-III (002 §4)"),
+    "security": ("robodyn_ros.apps.security", "an SROS2 keystore with every enclave of the "
+                 "package's policy (doc/security.md)"),
     "bench": ("robodyn_ros.apps.benchmarks", "benchmarks against Pinocchio, printed and as JSON"),
     "complexity": ("robodyn_ros.apps.complexity", "operation counts of Newton-Euler and "
                    "Lagrange-Euler"),

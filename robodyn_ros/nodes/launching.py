@@ -1,15 +1,40 @@
-"""For the launch files: a managed (lifecycle) node of this package, brought up by launch_ros as
-a ros2_control controller is by its manager — configure once the process runs, activate once it
-is inactive, once: later transitions (``ros2 lifecycle set``) are the user's. The node's own
-``autostart`` is switched off so that launch alone drives it; a failed configure leaves it
-unconfigured, saying why, for ``ros2 lifecycle set`` to retry.
+"""For the launch files: a node of this package in its enclave, and a managed (lifecycle) node
+brought up by launch_ros as a ros2_control controller is by its manager — configure once the
+process runs, activate once it is inactive, once: later transitions (``ros2 lifecycle set``) are
+the user's. The managed node's own ``autostart`` is switched off so that launch alone drives it; a
+failed configure leaves it unconfigured, saying why, for ``ros2 lifecycle set`` to retry.
+
+Every node gets ``--enclave /robodyn_ros/<name>`` (config/robodyn_ros.policy.xml,
+doc/security.md): used when ROS_SECURITY_ENABLE=true, ignored otherwise, so the same launch runs
+with security on or off. Under security, ``ros2 launch`` itself runs with
+ROS_SECURITY_ENCLAVE_OVERRIDE=/robodyn_ros/operator.
 
 Imported by launch files only (``launch`` and ``launch_ros`` come with a ROS install)."""
+from .security import enclave
+
+
+def package_node(**node_arguments):
+    """launch_ros's Node (``node_arguments`` as for it) in the enclave of its ``name``."""
+    from launch_ros.actions import Node
+    return Node(**_in_enclave(node_arguments))
+
+
+def _in_enclave(node_arguments):
+    """``--enclave``, and the same as ROS_SECURITY_ENCLAVE_OVERRIDE, which rcl prefers to it: the
+    launch process itself runs in the operator's enclave through that variable (its node drives
+    the lifecycle), and its children would inherit it."""
+    name = enclave(node_arguments["name"])
+    node_arguments["ros_arguments"] = [*node_arguments.get("ros_arguments", []),
+                                       "--enclave", name]
+    node_arguments["additional_env"] = {**node_arguments.get("additional_env", {}),
+                                        "ROS_SECURITY_ENCLAVE_OVERRIDE": name}
+    return node_arguments
 
 
 def managed_node(**node_arguments):
     """[the LifecycleNode, its configure, its activate-when-inactive] for a LaunchDescription;
-    ``node_arguments`` as for launch_ros.actions.LifecycleNode (``namespace`` defaults to '')."""
+    ``node_arguments`` as for launch_ros.actions.LifecycleNode (``namespace`` defaults to ''),
+    the node in the enclave of its ``name``."""
     from launch.actions import EmitEvent, RegisterEventHandler
     from launch.events import matches_action
     from launch_ros.actions import LifecycleNode
@@ -19,7 +44,7 @@ def managed_node(**node_arguments):
 
     node_arguments.setdefault("namespace", "")
     node_arguments["parameters"] = [*node_arguments.get("parameters", []), {"autostart": False}]
-    node = LifecycleNode(**node_arguments)
+    node = LifecycleNode(**_in_enclave(node_arguments))
 
     def change(transition):
         return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(node),
