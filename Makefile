@@ -2,7 +2,8 @@
 #   make demo   set up .venv and run the PUMA 560 computed-torque demo over real DDS
 #   make test   set up .venv (with DDS-Security when its source is at hand), lint (ruff, ruff.toml)
 #               and run the test suite
-#   make secure set up .venv with DDS-Security (SROS2): doc/security.md
+#   make secure set up .venv with DDS-Security (SROS2): doc/security.md; make secure-demo runs
+#               the demo with it
 # DDS never leaves loopback: every target that may start rclpy runs with these two variables.
 PYTHON   ?= python3
 VENV     ?= .venv
@@ -13,7 +14,7 @@ ROSENV   := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$(DOMAIN)
 # control_msgs is not on PyPI: where its source and build script are (a ROS machine has it from apt)
 CONTROL_MSGS ?= ../shared/ros
 
-.PHONY: venv secure demo test bench complexity clean
+.PHONY: venv secure secure-demo demo test bench complexity clean
 
 $(VENV)/.installed: setup.py package.xml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +76,14 @@ $(VENV)/.secure_dds: $(VENV)/.installed $(VENV)/.ros_tools
 	(make SECURE_DDS=DIR): its tests are skipped"; fi
 
 secure: venv $(VENV)/.secure_dds
+
+# The PUMA demo over DDS-Security, Enforce: a keystore of the package's enclaves for DOMAIN (keys
+# serve one domain), every node in its enclave, this demo's process in /robodyn_ros/puma560_demo.
+KEYSTORE ?= $(abspath $(VENV))/keystore_$(DOMAIN)
+secure-demo: secure
+	. $(VENV)/secure_dds/secure_env.sh && $(ROSENV) $(VENV)/bin/robodyn-ros security $(KEYSTORE) && \
+	$(ROSENV) ROS_SECURITY_KEYSTORE=$(KEYSTORE) ROS_SECURITY_ENABLE=true ROS_SECURITY_STRATEGY=Enforce \
+	  ROS_SECURITY_ENCLAVE_OVERRIDE=/robodyn_ros/puma560_demo $(VENV)/bin/robodyn-ros demo puma
 
 venv: $(VENV)/.installed $(VENV)/.compiled $(VENV)/.control_msgs $(VENV)/.ros_tools
 

@@ -149,3 +149,19 @@ def test_strangers_reach_no_node_and_the_operator_does(loop, tmp_path):
                                 **enforce(keystore, "/robodyn_ros/operator")), logs["operator"])
     print(f"operator: {json.dumps(operated)}")
     assert operated == {"set_kp_successful": True, "kp": 25.0, "goal_accepted": True}, operated
+
+
+def test_the_demo_closes_its_loop_under_enforce_each_node_in_its_enclave(tmp_path):
+    """`make secure-demo`'s run: the demo's process in /robodyn_ros/puma560_demo, the simulator
+    and the controller it starts each in its own (apps/processes.py); a node left in the demo's
+    enclave could neither publish efforts nor joint states, and 004's bound would not be met."""
+    keystore, out = tmp_path / "keystore", tmp_path / "demo.json"
+    made = secured(["-m", "robodyn_ros.apps.security", keystore], tmp_path / "keystore.log")
+    assert made.wait(timeout=START) == 0, (tmp_path / "keystore.log").read_text()
+    demo = secured(["-m", "robodyn_ros.apps.cli", "demo", "puma", "--rates", "1000", "--plot", "",
+                    "--json", out], tmp_path / "demo.log",
+                   **enforce(keystore, "/robodyn_ros/puma560_demo"))
+    demo.wait(timeout=4 * START)
+    assert demo.returncode == 0, (tmp_path / "demo.log").read_text()[-3000:]
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["below_bound"] and run["samples"] > 2500

@@ -23,11 +23,17 @@ class NodeProcesses:
         self.exit_codes: dict[str, int] = {}  # filled on exit
 
     def start(self, name, module, params):
+        """``python -m module`` as the node ``name`` with ``params``, in the SROS2 enclave of
+        that name (doc/security.md; ignored unless ROS_SECURITY_ENABLE is true): the override
+        too, since rcl prefers it to ``--enclave`` and this process may carry its own."""
+        from ..nodes.security import enclave
         ros_args = [a for key, value in params.items() for a in ("-p", f"{key}:={value}")]
         log = open(self._logs / f"{name}.log", "w")
-        cmd = [sys.executable, "-m", module, "--ros-args", "-r", f"__node:={name}", *ros_args]
-        self._procs.append((name, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT),
-                            log))
+        cmd = [sys.executable, "-m", module, "--ros-args", "-r", f"__node:={name}",
+               "--enclave", enclave(name), *ros_args]
+        env = {**os.environ, "ROS_SECURITY_ENCLAVE_OVERRIDE": enclave(name)}
+        self._procs.append((name, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                                   env=env), log))
 
     def log(self, name) -> Path:
         """The file a node's stdout and stderr go to."""

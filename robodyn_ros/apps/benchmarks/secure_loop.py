@@ -72,29 +72,6 @@ def make_keystore(folder: Path) -> Path:
     return keystore
 
 
-class EnclaveProcesses(NodeProcesses):
-    """NodeProcesses whose nodes each start in their enclave (``/robodyn_ros/<name>``) when this
-    process's environment enables security: through ROS_SECURITY_ENCLAVE_OVERRIDE in the child's
-    environment only (this process's own context keeps its enclave)."""
-
-    def start(self, name, module, params):
-        from ...nodes.security import enclave
-        before = os.environ.get("ROS_SECURITY_ENCLAVE_OVERRIDE")
-        if os.environ.get("ROS_SECURITY_ENABLE") == "true":
-            os.environ["ROS_SECURITY_ENCLAVE_OVERRIDE"] = enclave(name)
-        try:
-            super().start(name, module, params)
-        finally:
-            _restore("ROS_SECURITY_ENCLAVE_OVERRIDE", before)
-
-
-def _restore(key, value):
-    if value is None:
-        os.environ.pop(key, None)
-    else:
-        os.environ[key] = value
-
-
 def _security(keystore: Path | None, enclave: str | None = None):
     """This process's environment: security off (None), or Enforce with ``keystore``."""
     for key in _SECURITY:
@@ -114,7 +91,7 @@ def latency_round(keystore, duration, logs: Path) -> dict:
     params = {"urdf_file": find_share_file("urdf/puma560.urdf"), "rate": 0.0,
               "state_timeout": 0.5, "friction": "false"}
     _security(keystore)
-    with EnclaveProcesses(logs) as procs:
+    with NodeProcesses(logs) as procs:   # each node in its enclave
         procs.start(NAME, "robodyn_ros.nodes.controller", params)
         _security(keystore, DRIVER)   # the driver's context, created by _drive
         measured = _drive(procs, duration)
@@ -132,12 +109,10 @@ def demo_run(keystore, logs: Path) -> dict:
     from ..processes import run_all
     from ...nodes.security import enclave
     _security(keystore, enclave("puma560_demo"))
-    original, demo.NodeProcesses = demo.NodeProcesses, EnclaveProcesses
-    try:
+    try:   # NodeProcesses starts each node in its enclave
         (result,) = run_all("robodyn_secure_demo_", [(1000.0,)], lambda logs, rate: demo.run_once(
             find_share_file("urdf/puma560.urdf"), rate, 0.0, 3.0, logs))
     finally:
-        demo.NodeProcesses = original
         _security(None)
     worst = max(result["max_error_rad"].values())
     return {"max_error_rad": worst, "bound_rad": BOUND, "below_bound": result["below_bound"],
