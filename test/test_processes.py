@@ -184,3 +184,28 @@ def test_the_controllers_first_cycles_compile_nothing(law):
     compiled_in_cycles, commands = out.stdout.splitlines()[-2:]
     assert int(commands) >= 200, out.stdout + out.stderr[-2000:]
     assert compiled_in_cycles == "[]", compiled_in_cycles
+
+
+def test_a_node_with_an_empty_numba_cache_says_it_compiles_before_it_is_configured(rig, tmp_path):
+    """The first start on a machine (no ``robodyn-ros compile``): configure compiles the kernels,
+    which from outside looked like a hang (issue 29 item 4). The node says so, and for about how
+    long, while it is still unconfigured (its publishers come at the end of configure), then how
+    long it took."""
+    forces = "/cold/stewart_platform/actuator_forces"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "robodyn_ros.nodes.stewart_platform", "--ros-args", "-r", "__ns:=/cold"],
+        cwd=ROOT, env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONFAULTHANDLER": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        notice = wait_for_line(proc, "Compiling the Stewart-platform kernels", timeout=120.0)[-1]
+        rig.spin_for(0.5)
+        unconfigured = rig.probe.count_publishers(forces) == 0
+        wait_for_line(proc, "Compiled the Stewart-platform kernels in", timeout=600.0)
+        rig.spin_until(lambda: rig.probe.count_publishers(forces) > 0, what="the configured node")
+    except AssertionError:
+        proc.kill()
+        raise
+    out = interrupt_twice(proc)
+    assert "empty or stale cache: about" in notice and "s of one core" in notice, notice
+    assert unconfigured, "the node was configured when it said it compiles"
+    assert proc.returncode == 0, out

@@ -122,19 +122,31 @@ def interpreted(module):
 NOTICE_AFTER = 0.5  # s: a cache load is faster than this, a compile much slower
 
 
-def warm_up(what, exercise, notify=print):
+def warm_up(what, exercise, notify=print, estimate=None):
     """Run ``exercise()``, which calls every kernel a loop will need once, before the loop needs
     them; if it is still running after NOTICE_AFTER seconds (a compile, not a cache load),
-    ``notify`` a message about compiling ``what``. Returns the seconds it took."""
+    ``notify`` that it compiles ``what`` and for about how long (``estimate``: the CPU seconds it
+    took from an empty cache where it was measured), and when done how long it took. Returns the
+    seconds it took."""
     start = time.monotonic()
-    timer = threading.Timer(NOTICE_AFTER, notify, (f"Compiling the {what} (numba; first run on this "
-                                                   "machine only, 5-20 s, cached afterwards)...",))
+    noticed = []
+
+    def notice():
+        about = "" if estimate is None else f": about {estimate:.0f} s of one core, more on a busy machine"
+        noticed.append(True)
+        notify(f"Compiling the {what} (numba, empty or stale cache{about}; once, cached afterwards)...")
+
+    timer = threading.Timer(NOTICE_AFTER, notice)
     timer.start()
     try:
         exercise()
     finally:
         timer.cancel()
-    return time.monotonic() - start
+        timer.join()   # a notice under way is out before the next word
+    took = time.monotonic() - start
+    if noticed:
+        notify(f"Compiled the {what} in {took:.1f} s")
+    return took
 
 
 # Rows below which a batch runs on the calling thread alone: handing work to another thread costs
