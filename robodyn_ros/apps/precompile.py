@@ -40,14 +40,10 @@ def _regressor_and_adaptive():
     adaptive_warm_up()
 
 
-def _operational_space():
+def _task_space():
+    # both laws in one group: their steps call the same kernels (measure, task_inertia, damped)
     from ..control.task_space import warm_up
-    warm_up(laws=("operational_space",))
-
-
-def _cartesian_impedance():
-    from ..control.task_space import warm_up
-    warm_up(laws=("cartesian_impedance",))
+    warm_up()
 
 
 def _stewart_and_cycle_steps():
@@ -62,8 +58,7 @@ def _stewart_and_cycle_steps():
 
 # name: what it compiles, largest first (the order they start in)
 GROUPS = {
-    "operational-space law kernels": _operational_space,
-    "Cartesian-impedance law kernels": _cartesian_impedance,
+    "task-space law kernels": _task_space,
     "dynamics kernels": _dynamics,
     "regressor and adaptive-law kernels": _regressor_and_adaptive,
     "Stewart-platform and control-cycle kernels": _stewart_and_cycle_steps,
