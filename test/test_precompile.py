@@ -69,3 +69,19 @@ def test_compile_command_fills_the_cache_with_every_kernel_the_api_calls():
 def test_compile_is_a_robodyn_ros_command():
     from robodyn_ros.apps.cli import COMMANDS
     assert COMMANDS["compile"][0] == "robodyn_ros.apps.precompile"
+
+
+def test_a_warm_up_says_when_it_compiles_and_only_then():
+    """The notice comes from numba's own compile events, not from the time taken (a first cache
+    load took 0.7 s on a busy machine, and a 0.5 s timer called that a compile)."""
+    import numba
+    from robodyn_ros.plumbing import kernels
+    twice = numba.njit(lambda x: 2.0 * x)   # a function of this test's: not compiled yet
+    said = []
+    kernels.warm_up("test kernels", lambda: twice(1.0), said.append, estimate=3)
+    assert len(said) == 2 and said[0].startswith("Compiling the test kernels (numba, empty or stale "
+                                                 "cache: about 3 s of one core"), said
+    assert said[1].startswith("Compiled the test kernels in "), said
+    said.clear()
+    kernels.warm_up("test kernels", lambda: twice(2.0), said.append, estimate=3)   # compiled now
+    assert said == []
