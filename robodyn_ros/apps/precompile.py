@@ -1,6 +1,7 @@
 """``robodyn-ros compile``: compile every numba kernel of the package into numba's cache now, so
-that no node start waits for it. From an empty cache: MEASURED_FIGURE_PLACEHOLDER; a second run
-only loads the cache (a few seconds).
+that no node start waits for it. From an empty cache it took 214 s of CPU in all (533 s of wall
+time in 2 workers, on a 2-core machine three other jobs kept at load 5-9; doc/install.md has each
+group's figure); a second run only loads the cache (a few seconds).
 
 The kernel groups are independent, so each is compiled by a worker process of its own, as many at
 a time as there are cores, largest first; each prints its time as it finishes. numba writes a

@@ -328,7 +328,7 @@ class AdaptiveComputedTorque(ControlLaw):
 
 
 # CPU seconds of compiling both steps from an empty cache, the regressor's batch kernel loaded
-# (robodyn-ros compile on the 2-core machine of doc/performance.md)
+# (robodyn-ros compile on the busy 2-core machine of doc/install.md)
 COMPILE_SECONDS = 20
 
 

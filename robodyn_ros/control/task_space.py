@@ -780,7 +780,7 @@ class CartesianImpedance(_TaskSpaceLaw):
 
 LAWS = {"operational_space": OperationalSpace, "cartesian_impedance": CartesianImpedance}
 # CPU seconds of compiling each law's kernels from an empty cache (robodyn-ros compile's workers on
-# the 2-core machine of doc/performance.md, 2026-11-28): the estimate a node gives when it compiles
+# the busy 2-core machine of doc/install.md, 2026-11-28): the estimate a node gives when it compiles
 COMPILE_SECONDS = {"operational_space": 45, "cartesian_impedance": 30}
 
 

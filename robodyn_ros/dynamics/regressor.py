@@ -342,7 +342,7 @@ def payload_regressor(model, q, qd, v, a, last, friction=True):
 
 
 # CPU seconds of compiling warm_up's kernels from an empty cache (robodyn-ros compile on the 2-core
-# machine of doc/performance.md): the estimate a program gives when it compiles them
+# machine of doc/install.md): the estimate a program gives when it compiles them
 COMPILE_SECONDS = 30
 
 

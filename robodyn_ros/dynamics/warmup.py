@@ -6,7 +6,7 @@ from .link import Link
 from .model import RobotModel
 
 # CPU seconds of compiling from an empty cache (robodyn-ros compile on the 2-core machine of
-# doc/performance.md): what a controller needs, what forward dynamics adds, what every_call adds
+# doc/install.md): what a controller needs, what forward dynamics adds, what every_call adds
 CONTROLLER_SECONDS, FORWARD_SECONDS, EVERY_CALL_SECONDS = 17, 16, 15
 
 

@@ -5,7 +5,7 @@ from ..plumbing import kernels
 from .model import StewartPlatform
 
 # CPU seconds of compiling a leg model's kernels from an empty cache (robodyn-ros compile on the
-# 2-core machine of doc/performance.md); every_call adds about a fifth
+# busy 2-core machine of doc/install.md); every_call adds about a fifth
 COMPILE_SECONDS = {"no_spin": 20, "universal": 20}
 
 
