@@ -22,8 +22,9 @@ $(VENV)/.installed: setup.py package.xml
 	$(PY) -m pip install --quiet -e '.[ros,plot,identify,test]'
 	touch $@
 
-# numba compiles the kernels here, once (about 20 s), and again only when a kernel source changed:
-# no node start waits for it. numba's cache is in the __pycache__ directories of robodyn_ros/.
+# numba compiles the kernels here, once (one worker per core; doc/install.md has the figures), and
+# again only when a kernel source changed: no node start waits for it. numba's cache is in the
+# __pycache__ directories of robodyn_ros/.
 KERNEL_SOURCES := robodyn_ros/plumbing/kernels.py robodyn_ros/control/cycle_steps.py \
                   robodyn_ros/control/adaptive.py robodyn_ros/control/task_space.py \
                   $(wildcard robodyn_ros/dynamics/*.py robodyn_ros/stewart/*.py)

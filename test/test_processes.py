@@ -184,3 +184,48 @@ def test_the_controllers_first_cycles_compile_nothing(law):
     compiled_in_cycles, commands = out.stdout.splitlines()[-2:]
     assert int(commands) >= 200, out.stdout + out.stderr[-2000:]
     assert compiled_in_cycles == "[]", compiled_in_cycles
+
+
+def start_cold(namespace, cache):
+    """stewart_platform as at the first start on a machine: an empty numba cache."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "robodyn_ros.nodes.stewart_platform", "--ros-args", "-r", f"__ns:={namespace}"],
+        cwd=ROOT, env={**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONFAULTHANDLER": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def test_a_node_stopped_while_it_compiles_exits_without_finishing(tmp_path):
+    """Signals ended only the main loop, which begins after configure: a node stopped while its
+    configure compiled ran on to the end of the compile (a minute on a busy machine) and outlived
+    ros2 launch's SIGINT and SIGTERM (issue 29 item 4). Now it leaves the compile where it is."""
+    proc = start_cold("/stopped", tmp_path)
+    try:
+        wait_for_line(proc, "Compiling the Stewart-platform kernels", timeout=120.0)
+    except AssertionError:
+        proc.kill()
+        raise
+    out = interrupt_twice(proc)
+    assert proc.returncode == 0, out
+    assert "Compiled the Stewart-platform kernels" not in out and "Traceback" not in out, out
+
+
+def test_a_node_with_an_empty_numba_cache_says_it_compiles_before_it_is_configured(rig, tmp_path):
+    """The first start on a machine (no ``robodyn-ros compile``): configure compiles the kernels,
+    which from outside looked like a hang (issue 29 item 4). The node says so, and for about how
+    long, while it is still unconfigured (its publishers come at the end of configure), then how
+    long it took."""
+    forces = "/cold/stewart_platform/actuator_forces"
+    proc = start_cold("/cold", tmp_path)
+    try:
+        notice = wait_for_line(proc, "Compiling the Stewart-platform kernels", timeout=120.0)[-1]
+        rig.spin_for(0.5)
+        unconfigured = rig.probe.count_publishers(forces) == 0
+        wait_for_line(proc, "Compiled the Stewart-platform kernels in", timeout=600.0)
+        rig.spin_until(lambda: rig.probe.count_publishers(forces) > 0, what="the configured node")
+    except AssertionError:
+        proc.kill()
+        raise
+    out = interrupt_twice(proc)
+    assert "empty or stale cache: about" in notice and "s of one core" in notice, notice
+    assert unconfigured, "the node was configured when it said it compiles"
+    assert proc.returncode == 0, out

@@ -424,3 +424,9 @@ def test_torque_is_continuous_through_a_singularity(law_class):
     steps = np.abs(np.diff(taus, axis=0)).max(axis=1)
     assert min(sigmas) < 1e-9 and max(sigmas) > 6e-3          # the path crosses every regime
     assert steps.max() < 10 * np.median(steps), (steps.max(), np.median(steps))
+
+
+def test_warm_up_names_an_unknown_law():
+    from robodyn_ros.control.task_space import warm_up
+    with pytest.raises(ValueError, match=r"unknown task-space law\(s\) \['impedance'\]"):
+        warm_up(notify=lambda text: None, laws=("impedance",))

@@ -201,6 +201,10 @@ class AdaptiveComputedTorque(ControlLaw):
                 "adapt": "payload", "dead_zone": 1e-3,
                 "leakage": 0.0, "payload_mass_limits": [0.0, 10.0], "friction": True}
 
+    @classmethod
+    def warm_up(cls, notify=print):
+        warm_up(notify)
+
     def _configure(self, params: Mapping[str, Any]) -> None:
         model, n, joints = self.model, self.dof, self.model.joint_names
         kd = gain("kd", params["kd"], n)
@@ -323,6 +327,11 @@ class AdaptiveComputedTorque(ControlLaw):
         self._estimate[:k] = np.clip(values, self._low[:k], self._high[:k])
 
 
+# CPU seconds of compiling both steps from an empty cache, the regressor's batch kernel loaded
+# (robodyn-ros compile on the busy 2-core machine of doc/install.md)
+COMPILE_SECONDS = 20
+
+
 def warm_up(notify=print):
     """Compile (or load from numba's cache) both steps of the law, on a one-link arm whose argument
     types match any model's (a law compiles them at construction otherwise)."""
@@ -334,4 +343,4 @@ def warm_up(notify=print):
         model = RobotModel([Link("j", mass=1.0, com=np.array([0.1, 0.0, 0.0]), inertia=np.eye(3))])
         for adapt in ADAPT[:2]:
             AdaptiveComputedTorque(model, {"adapt": adapt})
-    return _warm_up("adaptive computed-torque kernels", exercise, notify)
+    return _warm_up("adaptive computed-torque kernels", exercise, notify, COMPILE_SECONDS)

@@ -49,6 +49,13 @@ class ControlLaw(abc.ABC):
         self.params = {**self.defaults, **given}
         self._configure(self.params)
 
+    @classmethod
+    def warm_up(cls, notify=print) -> None:
+        """Compile (or load from numba's cache) the law's own kernels, beyond the dynamics kernels
+        every controller loads: at a controller's configure, so that switching to the law at run
+        time compiles nothing in the parameter callback. A law without kernels of its own has
+        nothing to do."""
+
     @abc.abstractmethod
     def _configure(self, params: Mapping[str, Any]) -> None:
         """Validate ``params`` (complete: defaults filled in) and prepare the compute path."""
@@ -78,6 +85,19 @@ def load_law(name: str) -> type[ControlLaw]:
     if not (isinstance(cls, type) and issubclass(cls, ControlLaw)):
         raise TypeError(f"control law '{name}' ({laws[name].value}) is not a ControlLaw subclass")
     return cls
+
+
+def warm_up_laws(notify=print) -> None:
+    """``warm_up`` every registered law (a controller's configure: any of them may be switched to
+    at run time); one that cannot be loaded is reported through ``notify`` and left out (it fails
+    with the same reason if ever selected)."""
+    for name in sorted(available_laws()):
+        try:
+            law = load_law(name)
+        except Exception as error:   # a third party's broken plugin must not stop a controller
+            notify(f"control law '{name}' not warmed up: {error}")
+            continue
+        law.warm_up(notify)
 
 
 def takes_target(law) -> bool:

@@ -226,7 +226,12 @@ def mat_vec(A, x, y, add):
         y[i] = s
 
 
-@inline
+# measure, task_inertia and damped are kernels of their own, not inline helpers: both laws' steps
+# call them with the same types, so numba compiles each once for both; inlined, every step compiled
+# its own copy of them (two frame passes, CRBA, Cholesky, Jacobi), and the two task-space laws took
+# 157 s of CPU to compile instead of 62-75 s (robodyn-ros compile, same busy 2-core machine,
+# 2026-11-28), for a per-cycle cost the paired benchmark (bench control) does not tell apart.
+@kernel
 def task_inertia(P, q, J, M, X, A, L, mass_factored):
     """M (factored in place), X = (M⁻¹ Jᵀ)ᵀ, A = J M⁻¹ Jᵀ and its Cholesky factor L; whether A
     is positive definite. One factorisation of M for the six columns."""
@@ -334,7 +339,7 @@ def rotate(B, U, p, r):
         U[k, r] = s * x + c * y
 
 
-@inline
+@kernel   # not inlined: compiled once for both laws' steps (see task_inertia)
 def damped(A, eps, Lam, half, f, r, U, B):
     """Λ and Λ^½ by the documented rule (module docstring): A = U diag(σ) Uᵀ (``eigen``; U kept
     for the next cycle), f(σ) = 1/σ for σ ≥ ε, σ/ε² below. ``f``, ``r``: scratch 6-vectors."""
@@ -393,7 +398,7 @@ def check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf):
         raise ValueError("the law's buffer is not this model's")
 
 
-@inline
+@kernel   # not inlined: compiled once for both laws' steps (see task_inertia)
 def measure(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, pose, J, motion, goal,
             goal_motion, reference, Jd, reference_motion, M, ws):
     """The pose, J and [J q̇; J̇ q̇] of the frame (``offset`` on joint ``carrier``'s body) at the
@@ -679,6 +684,10 @@ class OperationalSpace(_TaskSpaceLaw):
     # a value, not "unset": a node parameter must have one (ros2 param dump, --params-file)
     defaults = {"task_kp": 100.0, "task_kd": 20.0, **_SHARED_DEFAULTS}
 
+    @classmethod
+    def warm_up(cls, notify=print):
+        warm_up(notify, laws=("operational_space",))
+
     def _configure(self, params):
         super()._configure(params)
         kp = _axes("task_kp", params["task_kp"], strict=True)
@@ -718,6 +727,10 @@ class CartesianImpedance(_TaskSpaceLaw):
     }
     defaults = {"stiffness": [800.0, 80.0], "damping_ratio": 1.0, "filter_time_constant": 0.02,
                 "torque_rate_limit": 1000.0, **_SHARED_DEFAULTS}
+
+    @classmethod
+    def warm_up(cls, notify=print):
+        warm_up(notify, laws=("cartesian_impedance",))
 
     def _configure(self, params):
         super()._configure(params)
@@ -769,18 +782,27 @@ class CartesianImpedance(_TaskSpaceLaw):
         self._explicit, self._started = law._explicit, law._started
 
 
-def warm_up(notify=print):
-    """Compile (or load from numba's cache) both laws' kernels and the frame kernel, on a one-link
-    arm whose argument types match any model's (a law compiles them at its first call otherwise,
-    some 30-60 s on a busy machine)."""
+LAWS = {"operational_space": OperationalSpace, "cartesian_impedance": CartesianImpedance}
+# CPU seconds of compiling each law's kernels from an empty cache (robodyn-ros compile's workers on
+# the busy 2-core machine of doc/install.md, 2026-11-28): the estimate a node gives when it compiles
+COMPILE_SECONDS = {"operational_space": 45, "cartesian_impedance": 30}
+
+
+def warm_up(notify=print, laws=tuple(LAWS)):
+    """Compile (or load from numba's cache) the kernels of ``laws`` (names of LAWS), on a one-link
+    arm whose argument types match any model's (a law compiles them at its configure otherwise,
+    some 30-60 s from an empty cache). The frame kernel ``frame_motion`` is ``dynamics.warm_up``'s."""
     from ..dynamics.link import Link
     from ..dynamics.model import RobotModel
     from ..plumbing.kernels import warm_up as _warm_up
+    unknown = sorted(set(laws) - set(LAWS))
+    if unknown:
+        raise ValueError(f"unknown task-space law(s) {unknown}; known: {sorted(LAWS)}")
 
     def exercise():
         model = RobotModel([Link("j", mass=1.0, com=np.array([0.1, 0.0, 0.0]), inertia=np.eye(3))])
         q = np.zeros(1)
-        model.frame_motion(q, q)
-        for law in (OperationalSpace(model), CartesianImpedance(model)):
-            law.compute(q, q, q, q, q, 0.001)
-    return _warm_up("task-space law kernels", exercise, notify)
+        for law in laws:
+            LAWS[law](model).compute(q, q, q, q, q, 0.001)
+    what = " and ".join(law.replace("_", "-") for law in laws)
+    return _warm_up(f"{what} law kernels", exercise, notify, sum(COMPILE_SECONDS[law] for law in laws))

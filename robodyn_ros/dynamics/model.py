@@ -15,7 +15,8 @@ import dataclasses
 
 import numpy as np
 
-from ..plumbing.kernels import FLOAT64, INT, MATRIX, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows
+from ..plumbing.kernels import (FLOAT64, INT, MATRIX, NDARRAY, PARAMETER_VECTOR, PARAMETERS, VECTOR,
+                                Direct, by_rows)
 from . import coriolis as _coriolis
 from . import crba as _crba
 from . import dh as _dh
@@ -34,6 +35,12 @@ _NO_WRENCHES = np.zeros((1, 6))
 _RNEA = Direct(_ne.rnea_no_wrench, PARAMETERS, VECTOR, VECTOR, VECTOR, INT, VECTOR)
 _CRBA = Direct(_crba.crba, PARAMETERS, VECTOR, MATRIX)
 _FORWARD = Direct(_forward.forward_dynamics_no_wrench, PARAMETERS, VECTOR, VECTOR, VECTOR, INT, VECTOR)
+# any other single state (a tip wrench, other argument types once converted): the kernels those two
+# call, with the very types they call them with (NO_WRENCH is a read-only constant inside), so that
+# one compiled version of each serves both (another would cost some 6-12 s more of compiling)
+_RNEA_WRENCH = Direct(_ne.rnea, PARAMETERS, VECTOR, VECTOR, VECTOR, PARAMETER_VECTOR, INT, VECTOR)
+_FORWARD_WRENCH = Direct(_forward.forward_dynamics, PARAMETERS, VECTOR, VECTOR, VECTOR,
+                         PARAMETER_VECTOR, INT, VECTOR)
 _PER_JOINT = {"lower": "lower", "upper": "upper", "armature": "armature", "viscous": "viscous",
               "coulomb_positive": "coulomb_positive", "coulomb_negative": "coulomb_negative",
               "velocity_limit": "velocity", "effort_limit": "effort"}
@@ -128,7 +135,7 @@ class RobotModel:
     def inverse_dynamics(self, q, qd, qdd, tip_wrench=None, friction=True):
         """Joint forces for the motion (q, qd, qdd) under gravity; ``tip_wrench`` = [f; n] that the
         end-effector exerts on its environment, in the tip frame, moment about the tip origin."""
-        return self._one_or_batch(_RNEA, _ne.rnea, _ne.rnea_batch, q, qd, qdd, tip_wrench, friction)
+        return self._one_or_batch(_RNEA, _RNEA_WRENCH, _ne.rnea_batch, q, qd, qdd, tip_wrench, friction)
 
     def gravity_torques(self, q):
         """g(q): the joint forces that hold the arm still."""
@@ -144,7 +151,7 @@ class RobotModel:
     def coriolis_torques(self, q, qd):
         """C(q, qd) qd by one Newton–Euler pass without gravity and friction."""
         zero = np.zeros_like(np.asarray(q, dtype=float))
-        return self._dispatch(_ne.rnea, _ne.rnea_batch, q, qd, zero, None, 0)
+        return self._dispatch(_RNEA_WRENCH, _ne.rnea_batch, q, qd, zero, None, 0)
 
     def mass_matrix(self, q, method="crba"):
         """M(q), armature included. ``method="strobe"``: n Newton–Euler passes, for checking."""
@@ -171,7 +178,7 @@ class RobotModel:
 
     def forward_dynamics(self, q, qd, tau, tip_wrench=None, friction=True):
         """qdd = M^-1 (tau - C qd - g - friction - J^T w), by Cholesky."""
-        return self._one_or_batch(_FORWARD, _forward.forward_dynamics, _forward.forward_dynamics_batch,
+        return self._one_or_batch(_FORWARD, _FORWARD_WRENCH, _forward.forward_dynamics_batch,
                                   q, qd, tau, tip_wrench, friction)
 
     # ------------------------------------------------------------------ kinematics
@@ -235,8 +242,8 @@ class RobotModel:
         return self._dispatch(single, batch, a, b, c, tip_wrench, mode)
 
     def _dispatch(self, single, batch, a, b, c, tip_wrench, mode):
-        """Convert the arguments and call the one-state kernel (which checks sizes), or the batch
-        kernel on shares of the rows (``by_rows``); either writes into the array returned."""
+        """Convert the arguments and call the one-state ``Direct`` (whose kernel checks sizes), or the
+        batch kernel on shares of the rows (``by_rows``); either writes into the array returned."""
         a = np.asarray(a, dtype=float)
         if tip_wrench is not None:
             mode |= _ne.TIP_WRENCH
@@ -247,7 +254,7 @@ class RobotModel:
                                  f"{[x.shape for x in (a, b, c)]}")
             wrench = _ne.NO_WRENCH if tip_wrench is None else self._wrench(tip_wrench, None)
             out = _empty(self.dof)
-            single(self.params, a, b, c, wrench, mode, out)
+            single.call(self.params, a, b, c, wrench, mode, out)
             return out
         a, b, c = self._batch(a, b, c)
         out = _empty(a.shape)
@@ -276,7 +283,7 @@ class RobotModel:
         if batch is None:
             if w.shape != (6,):
                 raise ValueError(f"tip_wrench must be [fx, fy, fz, nx, ny, nz], got shape {w.shape}")
-            return w
+            return np.ascontiguousarray(w)   # the one-state kernels take a C-order wrench
         return np.array(np.broadcast_to(w, (batch, 6)))   # a writable copy: one compiled type
 
     def __repr__(self):

@@ -341,6 +341,11 @@ def payload_regressor(model, q, qd, v, a, last, friction=True):
     return tau, Yp
 
 
+# CPU seconds of compiling warm_up's kernels from an empty cache (robodyn-ros compile on the 2-core
+# machine of doc/install.md): the estimate a program gives when it compiles them
+COMPILE_SECONDS = 30
+
+
 def warm_up(notify=print):
     """Compile (or load from numba's cache) the regressor kernels — one state and a batch, with and
     without the offset column, and the payload's — on a one-link arm whose argument types match
@@ -354,4 +359,4 @@ def warm_up(notify=print):
             regressor(model, q, q, q, offset)
             regressor(model, Q, Q, Q, offset)
         payload_regressor(model, q, q, q, q, np.zeros(BODY))
-    return _warm_up("regressor kernels", exercise, notify)
+    return _warm_up("regressor kernels", exercise, notify, COMPILE_SECONDS)

@@ -5,6 +5,10 @@ from ..plumbing import kernels
 from .link import Link
 from .model import RobotModel
 
+# CPU seconds of compiling from an empty cache (robodyn-ros compile on the 2-core machine of
+# doc/install.md): what a controller needs, what forward dynamics adds, what every_call adds
+CONTROLLER_SECONDS, FORWARD_SECONDS, EVERY_CALL_SECONDS = 17, 16, 15
+
 
 def warm_up(notify=print, forward=True, every_call=False):
     """Run every kernel a controller (and, with ``forward``, a simulator) uses once, on a one-link
@@ -28,4 +32,5 @@ def warm_up(notify=print, forward=True, every_call=False):
             model.forward_dynamics(q, q, q, tip_wrench=wrench)
             model.forward_dynamics(Q, Q, Q)
             model.forward_dynamics(Q, Q, Q, tip_wrench=wrench)
-    return kernels.warm_up("dynamics kernels", exercise, notify)
+    estimate = CONTROLLER_SECONDS + FORWARD_SECONDS * forward + EVERY_CALL_SECONDS * every_call
+    return kernels.warm_up("dynamics kernels", exercise, notify, estimate)

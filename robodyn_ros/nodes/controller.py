@@ -23,6 +23,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 from ..control.cycle_timing import CycleTiming
 from ..control.goal import PATH_TOLERANCE_VIOLATED, Tolerances
 from ..control.joints import JointOrder
+from ..control.law import warm_up_laws
 from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection, Stale
 from ..dynamics import warm_up
 from .parameters import controller_schema, node_schema
@@ -79,8 +80,9 @@ class ComputedTorqueController(ManagedNode):
     def configure(self):
         p = self.params
         self.model = load_model(p, self._published)
-        # compile before the first cycle needs it (a cache load after the first run on a machine)
+        # compile what the first cycle and any law switched to later need (or load it from the cache)
         warm_up(notify=self.get_logger().info, forward=False)
+        warm_up_laws(notify=self.get_logger().info)
         order, chain = JointOrder(self.model.joint_names, p["joints"]), chain_of(p, self._published)
         self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
                                 p["state_timeout"], clock=self._now, log=self.get_logger().warning,

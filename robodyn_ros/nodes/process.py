@@ -51,17 +51,27 @@ SPIN_CALL = 60.0
 TEARDOWN = 4.0
 
 
-def _end_on_signals(ended: Future) -> None:
+def _end_on_signals(ended: Future, making: threading.Event) -> None:
     """SIGINT and SIGTERM complete ``ended`` at once, however many arrive. Python runs a signal
     handler only in the main thread, between bytecodes, and the main thread waits in C++ for the
     next event (an idle node has none): the signal's number, written to a pipe by the C-level
     handler (``signal.set_wakeup_fd``), wakes a thread that completes the future instead. A
-    handler that raised would raise inside a callback called from C++ and abort the process."""
+    handler that raised would raise inside a callback called from C++ and abort the process (or,
+    inside one of llvmlite's ctypes callbacks, be printed and dropped). While ``making`` is set,
+    before that loop, the handler ends the process at once (exit 0): the node's configure may
+    compile the kernels for a minute from an empty numba cache, and a node that ran on to its end
+    outlived ``ros2 launch``'s SIGINT and SIGTERM and was killed. Nothing runs yet to be left
+    safe; numba writes each cache file whole (a new file renamed into place) or not at all."""
     read, write = os.pipe()
     os.set_blocking(write, False)
     signal.set_wakeup_fd(write)
+
+    def on_signal(signum, _):   # installed so that the C-level handler writes the pipe
+        if making.is_set():
+            os.write(2, f"{signal.Signals(signum).name} while starting: stopped\n".encode())
+            os._exit(0)
     for s in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(s, lambda *_: None)  # installed so that the C-level handler writes the pipe
+        signal.signal(s, on_signal)
 
     def wait():
         os.read(read, 1)
@@ -75,14 +85,18 @@ def spin(make_node: Callable[[], object], args: Sequence[str] | None = None) -> 
     SIGUSR1 writes every thread's Python stack to stderr and the node runs on (a node that
     stopped answering, seen without stopping it)."""
     from rclpy.experimental import EventsExecutor
-    ended = Future()
-    _end_on_signals(ended)
+    ended, making = Future(), threading.Event()
+    _end_on_signals(ended, making)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     pin_mmap_threshold()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None
     try:
-        node = make_node()
+        making.set()
+        try:
+            node = make_node()
+        finally:
+            making.clear()
         freeze_heap()
         executor = EventsExecutor()
         executor.add_node(node)

@@ -32,6 +32,7 @@ import time
 import types
 
 import numba
+import numba.core.event
 import numpy as np
 from numba.core.registry import CPUDispatcher
 from numba.extending import register_jitable
@@ -119,22 +120,38 @@ def interpreted(module):
     return ns
 
 
-NOTICE_AFTER = 0.5  # s: a cache load is faster than this, a compile much slower
+class _Compiles(numba.core.event.Listener):
+    """Calls ``first()`` when numba starts its first compile (a cache load is no compile)."""
+
+    def __init__(self, first):
+        super().__init__()
+        self._first, self.count = first, 0
+
+    def on_start(self, event):
+        self.count += 1
+        if self.count == 1:
+            self._first()
+
+    def on_end(self, event):
+        pass
 
 
-def warm_up(what, exercise, notify=print):
+def warm_up(what, exercise, notify=print, estimate=None):
     """Run ``exercise()``, which calls every kernel a loop will need once, before the loop needs
-    them; if it is still running after NOTICE_AFTER seconds (a compile, not a cache load),
-    ``notify`` a message about compiling ``what``. Returns the seconds it took."""
+    them. If numba compiles (an empty or stale cache, not a cache load), ``notify`` that it compiles
+    ``what``, with ``estimate`` (the CPU seconds it took from an empty cache where it was measured),
+    as the first compile starts, and how long it took when done. Returns the seconds it took.
+    (Not judged by the time taken: on a busy machine a first cache load took 0.7 s.)"""
     start = time.monotonic()
-    timer = threading.Timer(NOTICE_AFTER, notify, (f"Compiling the {what} (numba; first run on this "
-                                                   "machine only, 5-20 s, cached afterwards)...",))
-    timer.start()
-    try:
+    about = "" if estimate is None else f": about {estimate:.0f} s of one core, more on a busy machine"
+    compiles = _Compiles(lambda: notify(f"Compiling the {what} (numba, empty or stale cache{about}; "
+                                        "once, cached afterwards)..."))
+    with numba.core.event.install_listener("numba:compile", compiles):
         exercise()
-    finally:
-        timer.cancel()
-    return time.monotonic() - start
+    took = time.monotonic() - start
+    if compiles.count:
+        notify(f"Compiled the {what} in {took:.1f} s")
+    return took
 
 
 # Rows below which a batch runs on the calling thread alone: handing work to another thread costs

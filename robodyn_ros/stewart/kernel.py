@@ -426,7 +426,9 @@ def inverse_dynamics_one(model, pose, printed_eq16, out):
     """One pose vector (POSE_SIZE,) into out (OUT_ROWS, 1, 6): a batch of one, so that the single and
     the batched path are one compiled function (and one compile)."""
     cond = np.empty(1, pose.dtype)
-    inverse_dynamics_batch(model, pose.reshape((1, POSE_SIZE)), printed_eq16, out, cond, 0, 1)
+    poses = pose.reshape((1, POSE_SIZE))
+    one = poses.shape[0]   # row 0 to 1 as int64s: the literals 0 and 1 would compile it once more
+    inverse_dynamics_batch(model, poses, printed_eq16, out, cond, one - 1, one)
     return cond[0]
 
 
@@ -452,7 +454,11 @@ def inverse_dynamics_args(model, t, R, v, w, a, al, f_ext, m_ext, printed_eq16, 
         poses[0, P_FE + r] = f_ext[r]
         poses[0, P_ME + r] = m_ext[r]
     cond = np.empty(1)
-    inverse_dynamics_batch(model, poses, printed_eq16, out.reshape((OUT_ROWS, 1, 6)), cond, 0, 1)
+    # rows 0 to 1 as int64s, the types the batch path passes: numba compiles a kernel called with
+    # the literals 0 and 1 once more, for them (some 10 s from an empty cache)
+    one = poses.shape[0]
+    inverse_dynamics_batch(model, poses, printed_eq16, out.reshape((OUT_ROWS, 1, 6)), cond,
+                           one - 1, one)
     return cond[0]
 
 

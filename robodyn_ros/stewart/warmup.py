@@ -4,6 +4,10 @@ import numpy as np
 from ..plumbing import kernels
 from .model import StewartPlatform
 
+# CPU seconds of compiling a leg model's kernels from an empty cache (robodyn-ros compile on the
+# busy 2-core machine of doc/install.md); every_call adds about a fifth
+COMPILE_SECONDS = {"no_spin": 20, "universal": 20}
+
 
 def warm_up(platform, notify=print, every_call=False):
     """One pose and a batch of one through ``platform``'s inverse dynamics; any pose compiles them
@@ -17,7 +21,8 @@ def warm_up(platform, notify=print, every_call=False):
         if every_call:
             platform.inverse_dynamics(p, R, z, z, z, z, constraint_forces=True)
             platform.inverse_kinematics(p, R, z, z, z, z)
-    return kernels.warm_up("Stewart-platform kernels", exercise, notify)
+    return kernels.warm_up("Stewart-platform kernels", exercise, notify,
+                           COMPILE_SECONDS[platform.leg_model] * (1.2 if every_call else 1.0))
 
 
 def hexapod(leg_model="no_spin"):
