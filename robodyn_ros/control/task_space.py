@@ -43,6 +43,7 @@ import numba
 import numpy as np
 
 from ..dynamics.crba import crba_into
+from ..dynamics.forward import cholesky, cholesky_solve
 from ..dynamics.kinematics import frame_motion_into
 from ..dynamics.layout import CRBA_COLUMNS
 from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea_into
@@ -165,43 +166,6 @@ def pose_error(target, pose, e, R):
 
 
 @inline
-def cholesky(A):
-    """A's lower Cholesky factor in its lower triangle; False, A half done, if A is not positive
-    definite (a singular J M⁻¹ Jᵀ, a NaN state). ``solve`` then uses it."""
-    n = A.shape[0]
-    for j in range(n):
-        d = A[j, j]
-        for k in range(j):
-            d -= A[j, k] * A[j, k]
-        if not d > 0.0:
-            return False
-        d = np.sqrt(d)
-        A[j, j] = d
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for k in range(j):
-                s -= A[i, k] * A[j, k]
-            A[i, j] = s / d
-    return True
-
-
-@inline
-def solve(L, b):
-    """b = (L Lᵀ)⁻¹ b, L from ``cholesky``."""
-    n = L.shape[0]
-    for i in range(n):
-        s = b[i]
-        for k in range(i):
-            s -= L[i, k] * b[k]
-        b[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = b[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * b[k]
-        b[i] = s / L[i, i]
-
-
-@inline
 def trace_of_inverse(L, y):
     """trace((L Lᵀ)⁻¹) = ‖L⁻¹‖²_F, column by column of L⁻¹ (``y``: a scratch vector)."""
     n = L.shape[0]
@@ -241,7 +205,7 @@ def task_inertia(P, q, J, M, X, A, L, mass_factored):
     for k in range(6):
         for j in range(n):
             X[k, j] = J[k, j]
-        solve(M, X[k])
+        cholesky_solve(M, X[k])
     for i in range(6):
         for j in range(i + 1):
             s = 0.0
@@ -399,12 +363,15 @@ def check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf):
 
 
 @kernel   # not inlined: compiled once for both laws' steps (see task_inertia)
-def measure(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, pose, J, motion, goal,
-            goal_motion, reference, Jd, reference_motion, M, ws):
-    """The pose, J and [J q̇; J̇ q̇] of the frame (``offset`` on joint ``carrier``'s body) at the
-    state; M(q), factored; the target: ``goal`` and ``goal_motion`` when ``explicit``, else
-    FK(q_d), J(q_d) q̇_d and J(q_d) q̈_d + J̇(q_d, q̇_d) q̇_d (into ``reference`` and
-    ``reference_motion``), returned with its motion. Also whether M is positive definite."""
+def measure(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, buf):
+    """A step's first part, after ``check_sizes``: into the law's ``buf`` (``views``) the pose, J
+    and [J q̇; J̇ q̇] of the frame (``offset`` on joint ``carrier``'s body) at the state and M(q),
+    factored; the target: ``goal`` and ``goal_motion`` when ``explicit``, else FK(q_d), J(q_d) q̇_d
+    and J(q_d) q̈_d + J̇(q_d, q̇_d) q̇_d (into ``reference`` and ``reference_motion``), returned
+    with its motion. Also whether M is positive definite."""
+    check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf)
+    (pose, goal, reference, _, goal_motion, reference_motion, motion, _, _, _, _, _, _, _, _, _, J,
+     Jd, _, M, _, _, _, ws, _) = views(buf, q.shape[0])
     frame_motion_into(P, q, qd, carrier, offset, False, ws, pose, J, motion[0], motion[1])
     if explicit:
         target, target_motion = goal, goal_motion
@@ -422,12 +389,10 @@ def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, ex
                            buf):
     """One cycle into the law's ``buf`` (``views``): τ, and the measured pose, J and J M⁻¹ Jᵀ kept
     for the diagnostics. ``gains`` rows: K_p, K_d (per task axis)."""
-    check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf)
-    (pose, goal, reference, _, goal_motion, reference_motion, motion, task, gains, R, A, L, Lam,
-     half, U, B, J, Jd, X, M, kp, kd, joint, ws, _) = views(buf, q.shape[0])
-    target, target_motion, mass_factored = measure(
-        P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, pose, J, motion, goal,
-        goal_motion, reference, Jd, reference_motion, M, ws)
+    target, target_motion, mass_factored = measure(P, q, qd, q_des, qd_des, qdd_des, carrier,
+                                                   offset, explicit, buf)
+    (pose, _, _, _, _, _, motion, task, gains, R, A, L, Lam, half, U, B, J, _, X, M, kp, kd, joint,
+     ws, _) = views(buf, q.shape[0])
     e, b, F = task[0], task[1], task[2]
     pose_error(target, pose, e, R)
     for a in range(6):   # the commanded task acceleration, less J̇ q̇
@@ -438,7 +403,7 @@ def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, ex
     posture(P, q, qd, q_des, qd_des, qdd_des, True, kp, kd, mode, J, ws, joint[V0], tau, b)
     # every σ ≥ 1/trace(A⁻¹) ≥ ε: the rule is Λ = A⁻¹, a solve with A's factor; else its eigenvalues
     if definite and trace_of_inverse(L, F) * eps <= 1.0:
-        solve(L, b)
+        cholesky_solve(L, b)
         for a in range(6):
             F[a] = b[a]
     else:
@@ -454,12 +419,10 @@ def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, carrier, offs
     w (state); ``held`` the filtered target pose; ``joint`` row LAST the last τ (for the rate
     limit, RATE). ``started`` false: the filters start at the set values and τ is not limited (a
     first command)."""
-    check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf)
-    (pose, goal, reference, held, goal_motion, reference_motion, motion, task, gains, R, A, L, Lam,
-     half, U, B, J, Jd, X, M, kp, kd, joint, ws, _) = views(buf, q.shape[0])
-    target, target_motion, mass_factored = measure(
-        P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, pose, J, motion, goal,
-        goal_motion, reference, Jd, reference_motion, M, ws)
+    target, target_motion, mass_factored = measure(P, q, qd, q_des, qd_des, qdd_des, carrier,
+                                                   offset, explicit, buf)
+    (pose, _, _, held, _, _, motion, task, gains, R, A, L, Lam, half, U, B, J, _, X, M, kp, kd,
+     joint, ws, _) = views(buf, q.shape[0])
     n = q.shape[0]
     e, F = task[0], task[1]
     # first-order filters, exact for a held input: a step becomes 1 − exp(−t / T_f)

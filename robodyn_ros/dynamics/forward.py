@@ -2,41 +2,56 @@
 h by one Newton–Euler pass, and the solve by Cholesky (M is symmetric positive definite)."""
 import numpy as np
 
-from ..plumbing.kernels import inner_kernel, kernel
+from ..plumbing.kernels import inline, inner_kernel, kernel
 from .crba import crba_into
 from .layout import CRBA_COLUMNS, RNEA_COLUMNS
 from .newton_euler import NO_WRENCH, check_sizes, rnea_into
 
 
-@inner_kernel
-def cholesky_solve_into(M, b):
-    """Overwrite M with its Cholesky factor L (lower) and b with M^-1 b. n is small: plain loops."""
-    n = b.shape[0]
+@inline
+def cholesky(A):
+    """A's lower Cholesky factor in its lower triangle (n is small: plain loops); False, A half
+    done, if A is not positive definite (a massless chain, a NaN state, a singular J M⁻¹ Jᵀ)."""
+    n = A.shape[0]
     for j in range(n):
-        d = M[j, j]
+        d = A[j, j]
         for k in range(j):
-            d -= M[j, k] * M[j, k]
+            d -= A[j, k] * A[j, k]
         if not d > 0.0:
-            # a massless chain or a NaN state: no physical acceleration exists
-            raise ValueError("mass matrix is not positive definite")
+            return False
         d = np.sqrt(d)
-        M[j, j] = d
+        A[j, j] = d
         for i in range(j + 1, n):
-            s = M[i, j]
+            s = A[i, j]
             for k in range(j):
-                s -= M[i, k] * M[j, k]
-            M[i, j] = s / d
+                s -= A[i, k] * A[j, k]
+            A[i, j] = s / d
+    return True
+
+
+@inline
+def cholesky_solve(L, b):
+    """b = (L Lᵀ)⁻¹ b, L from ``cholesky``: the two triangular solves."""
+    n = L.shape[0]
     for i in range(n):
         s = b[i]
         for k in range(i):
-            s -= M[i, k] * b[k]
-        b[i] = s / M[i, i]
+            s -= L[i, k] * b[k]
+        b[i] = s / L[i, i]
     for i in range(n - 1, -1, -1):
         s = b[i]
         for k in range(i + 1, n):
-            s -= M[k, i] * b[k]
-        b[i] = s / M[i, i]
+            s -= L[k, i] * b[k]
+        b[i] = s / L[i, i]
 
+
+@inner_kernel
+def cholesky_solve_into(M, b):
+    """Overwrite M with its Cholesky factor L (lower) and b with M^-1 b."""
+    if not cholesky(M):
+        # a massless chain or a NaN state: no physical acceleration exists
+        raise ValueError("mass matrix is not positive definite")
+    cholesky_solve(M, b)
 
 
 @inner_kernel
