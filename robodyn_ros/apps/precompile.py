@@ -1,7 +1,7 @@
 """``robodyn-ros compile``: compile every numba kernel of the package into numba's cache now, so
-that no node start waits for it. From an empty cache it took 214 s of CPU in all (533 s of wall
-time in 2 workers, on a 2-core machine three other jobs kept at load 5-9; doc/install.md has each
-group's figure); a second run only loads the cache (a few seconds).
+that no node start waits for it. From an empty cache: 95-100 s on a quiet 2-core machine, 176-186 s
+of CPU in 2 workers (median of 3 runs 99.5 s, one of them beside other jobs; doc/install.md has each
+group's figure, 2026-11-28); a second run only loads the cache (a few seconds).
 
 The kernel groups are independent, so each is compiled by a worker process of its own, as many at
 a time as there are cores, largest first; each prints its time as it finishes. numba writes a
@@ -60,8 +60,8 @@ def _stewart_and_cycle_steps():
 # name: what it compiles, largest first (the order they start in)
 GROUPS = {
     "task-space law kernels": _task_space,
-    "dynamics kernels": _dynamics,
     "regressor and adaptive-law kernels": _regressor_and_adaptive,
+    "dynamics kernels": _dynamics,
     "Stewart-platform and control-cycle kernels": _stewart_and_cycle_steps,
 }
 

@@ -780,8 +780,8 @@ class CartesianImpedance(_TaskSpaceLaw):
 
 LAWS = {"operational_space": OperationalSpace, "cartesian_impedance": CartesianImpedance}
 # CPU seconds of compiling each law's kernels from an empty cache (robodyn-ros compile's workers on
-# the busy 2-core machine of doc/install.md, 2026-11-28): the estimate a node gives when it compiles
-COMPILE_SECONDS = {"operational_space": 45, "cartesian_impedance": 30}
+# the quiet 2-core machine of doc/install.md, 2026-11-28): the estimate a node gives when it compiles
+COMPILE_SECONDS = {"operational_space": 35, "cartesian_impedance": 22}
 
 
 def warm_up(notify=print, laws=tuple(LAWS)):
