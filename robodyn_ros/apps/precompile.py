@@ -41,10 +41,14 @@ def _regressor_and_adaptive():
     adaptive_warm_up()
 
 
-def _task_space():
-    # both laws in one group: their steps call the same kernels (measure, task_inertia, damped)
+def _operational_space():
     from ..control.task_space import warm_up
-    warm_up()
+    warm_up(laws=("operational_space",))
+
+
+def _cartesian_impedance():
+    from ..control.task_space import warm_up
+    warm_up(laws=("cartesian_impedance",))
 
 
 def _stewart_and_cycle_steps():
@@ -59,7 +63,8 @@ def _stewart_and_cycle_steps():
 
 # name: what it compiles, largest first (the order they start in)
 GROUPS = {
-    "task-space law kernels": _task_space,
+    "operational-space law kernels": _operational_space,
+    "Cartesian-impedance law kernels": _cartesian_impedance,
     "regressor and adaptive-law kernels": _regressor_and_adaptive,
     "dynamics kernels": _dynamics,
     "Stewart-platform and control-cycle kernels": _stewart_and_cycle_steps,
