@@ -1,7 +1,7 @@
 """``robodyn-ros compile``: compile every numba kernel of the package into numba's cache now, so
-that no node start waits for it. From an empty cache it took 214 s of CPU in all (533 s of wall
-time in 2 workers, on a 2-core machine three other jobs kept at load 5-9; doc/install.md has each
-group's figure); a second run only loads the cache (a few seconds).
+that no node start waits for it. From an empty cache: 247 s of CPU in 2 workers, 216 s of wall
+time on a 2-core machine at load 2-6 (2026-11-28; doc/install.md has each group's figure and
+the runs on a quiet machine); a second run only loads the cache (a few seconds).
 
 The kernel groups are independent, so each is compiled by a worker process of its own, as many at
 a time as there are cores, largest first; each prints its time as it finishes. numba writes a
@@ -41,10 +41,14 @@ def _regressor_and_adaptive():
     adaptive_warm_up()
 
 
-def _task_space():
-    # both laws in one group: their steps call the same kernels (measure, task_inertia, damped)
+def _operational_space():
     from ..control.task_space import warm_up
-    warm_up()
+    warm_up(laws=("operational_space",))
+
+
+def _cartesian_impedance():
+    from ..control.task_space import warm_up
+    warm_up(laws=("cartesian_impedance",))
 
 
 def _stewart_and_cycle_steps():
@@ -65,9 +69,10 @@ def _stewart_and_cycle_steps():
 
 # name: what it compiles, largest first (the order they start in)
 GROUPS = {
-    "task-space law kernels": _task_space,
-    "dynamics kernels": _dynamics,
+    "operational-space law kernels": _operational_space,
+    "Cartesian-impedance law kernels": _cartesian_impedance,
     "regressor and adaptive-law kernels": _regressor_and_adaptive,
+    "dynamics kernels": _dynamics,
     "Stewart-platform, control-cycle and collision kernels": _stewart_and_cycle_steps,
 }
 

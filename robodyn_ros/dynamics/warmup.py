@@ -5,9 +5,9 @@ from ..plumbing import kernels
 from .link import Link
 from .model import RobotModel
 
-# CPU seconds of compiling from an empty cache (robodyn-ros compile on the 2-core machine of
+# CPU seconds of compiling from an empty cache (robodyn-ros compile on the quiet 2-core machine of
 # doc/install.md): what a controller needs, what forward dynamics adds, what every_call adds
-CONTROLLER_SECONDS, FORWARD_SECONDS, EVERY_CALL_SECONDS = 17, 16, 15
+CONTROLLER_SECONDS, FORWARD_SECONDS, EVERY_CALL_SECONDS = 14, 13, 13
 
 
 def warm_up(notify=print, forward=True, every_call=False):

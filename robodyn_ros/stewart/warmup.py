@@ -5,8 +5,8 @@ from ..plumbing import kernels
 from .model import StewartPlatform
 
 # CPU seconds of compiling a leg model's kernels from an empty cache (robodyn-ros compile on the
-# busy 2-core machine of doc/install.md); every_call adds about a fifth
-COMPILE_SECONDS = {"no_spin": 20, "universal": 20}
+# quiet 2-core machine of doc/install.md); every_call adds about a fifth
+COMPILE_SECONDS = {"no_spin": 16, "universal": 16}
 
 
 def warm_up(platform, notify=print, every_call=False):
