@@ -96,17 +96,22 @@ def interrupt_twice(proc, timeout=20.0):
     return proc.stdout.read()
 
 
-@pytest.mark.parametrize("module", NODES)
-def test_two_sigints_are_a_clean_exit(module):
-    args, ready = NODES[module]
-    proc = start(module, args)
+def interrupted_after(proc, line, timeout=60.0):
+    """Two SIGINTs once ``proc`` printed ``line``: its output, after it exited 0."""
     try:
-        wait_for_line(proc, ready)
+        wait_for_line(proc, line, timeout)
     except AssertionError:
         proc.kill()
         raise
     out = interrupt_twice(proc)
     assert proc.returncode == 0, out
+    return out
+
+
+@pytest.mark.parametrize("module", NODES)
+def test_two_sigints_are_a_clean_exit(module):
+    args, ready = NODES[module]
+    out = interrupted_after(start(module, args), ready)
     assert "Traceback" not in out and "Aborted" not in out, out
 
 
@@ -198,14 +203,8 @@ def test_a_node_stopped_while_it_compiles_exits_without_finishing(tmp_path):
     """Signals ended only the main loop, which begins after configure: a node stopped while its
     configure compiled ran on to the end of the compile (a minute on a busy machine) and outlived
     ros2 launch's SIGINT and SIGTERM (issue 29 item 4). Now it leaves the compile where it is."""
-    proc = start_cold("/stopped", tmp_path)
-    try:
-        wait_for_line(proc, "Compiling the Stewart-platform kernels", timeout=120.0)
-    except AssertionError:
-        proc.kill()
-        raise
-    out = interrupt_twice(proc)
-    assert proc.returncode == 0, out
+    out = interrupted_after(start_cold("/stopped", tmp_path), "Compiling the Stewart-platform kernels",
+                            timeout=120.0)
     assert "Compiled the Stewart-platform kernels" not in out and "Traceback" not in out, out
 
 
