@@ -149,7 +149,7 @@ def run_law(logs: Path, urdf: Path, law: str, args) -> dict:
         procs.start(CONTROLLER, "robodyn_ros.nodes.controller", {
             "urdf_file": urdf, "use_sim_time": "true", "control_law": law, **gains,
             "friction": "false", "rate": 0.0, "state_timeout": WATCHDOG})
-        with Loop(procs) as loop:
+        with Loop(procs, name="adaptive_demo") as loop:
             estimates = record_estimates(loop)
             loop.wait_until_ready(law)
             start = loop.now + LEAD_IN

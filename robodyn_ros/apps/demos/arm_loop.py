@@ -38,9 +38,10 @@ def recorder(node, bag: Path):
 class Loop:
     """This process's side of a running loop: a node (on simulated time) that records the joint
     states, counts the commands, sends the controller joint trajectories and, given a bag path,
-    records the loop's topics into it."""
+    records the loop's topics into it. ``name``: its node's, the demo's SROS2 enclave too
+    (doc/security.md): only the PUMA demo's has one; the others play the operator."""
 
-    def __init__(self, procs: NodeProcesses, bag: Path | None = None):
+    def __init__(self, procs: NodeProcesses, bag: Path | None = None, name: str = "puma560_demo"):
         from rclpy.experimental import EventsExecutor
         from rclpy.node import Node
         from rclpy.parameter import Parameter
@@ -53,7 +54,7 @@ class Loop:
         self.procs = procs
         # no /rosout publisher: it logs nothing there, and a second run's node of the same name
         # would warn that the first one's is still registered
-        self.node = Node("puma560_demo", enable_rosout=False,
+        self.node = Node(name, enable_rosout=False,
                          parameter_overrides=[Parameter("use_sim_time", value=True)])
         self.executor = EventsExecutor()
         self.executor.add_node(self.node)

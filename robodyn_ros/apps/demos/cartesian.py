@@ -205,7 +205,7 @@ def run_one(logs, arm, law, args) -> dict:
             # path's 4,000 points into Python objects: step-locked, the simulation waits for it
             # (within the timeouts, here and in the simulator)
             "rate": 0.0, "state_timeout": 5.0})
-        with Loop(procs) as loop:
+        with Loop(procs, name="cartesian_demo") as loop:
             publisher = loop.node.create_publisher(MultiDOFJointTrajectory,
                                                    f"/{CONTROLLER}/cartesian_trajectory", 1)
             pusher = loop.node.create_publisher(WrenchStamped, "/arm_simulator/external_wrench", 1)

@@ -145,7 +145,7 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
         procs.start(CONTROLLER, "robodyn_ros.nodes.controller", {
             "use_sim_time": "true", "control_law": "computed_torque", "kp": KP, "kd": KV,
             "friction": "true", "rate": 0.0, "state_timeout": WATCHDOG})
-        with Loop(procs) as loop:
+        with Loop(procs, name="identify_demo") as loop:
             user = User(loop)
             user.publish_description(Path(nominal_urdf).read_text())
             loop.wait_until_ready("nominal model")
