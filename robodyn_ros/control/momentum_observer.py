@@ -45,7 +45,7 @@ from ..dynamics.inertial_parameters import BODY_COLUMNS, DRIVE_COLUMNS, paramete
 from ..dynamics.joint_frames import inertia, place_joint, rotate_back, to_parent
 from ..dynamics.layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR,
                                INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRE_ORIGIN, PRISMATIC, VISCOUS)
-from ..plumbing.kernels import BOOL, C_MATRIX, FLOAT64, INDEX_VECTOR, NDARRAY, VECTOR, Direct, inner_kernel, kernel
+from ..plumbing.kernels import BOOL, C_MATRIX, FLOAT64, INDEX_VECTOR, NDARRAY, VECTOR, Direct, inline, kernel
 from .gains import per_joint
 
 __all__ = ["MomentumObserver", "momentum_terms", "warm_up"]
@@ -62,7 +62,7 @@ _DRIVE_CELLS = (ARMATURE, VISCOUS, COULOMB_POS, COULOMB_NEG)
 assert len(_BODY_CELLS) == len(BODY_COLUMNS) and len(_DRIVE_CELLS) == len(DRIVE_COLUMNS)
 
 
-@inner_kernel
+@inline
 def momentum_into(P, q, qd, friction, ws, p, beta):
     """p = M(q) q̇ and β = Cᵀ(q, q̇) q̇ − g(q) − τ_f(q̇) (τ_f when ``friction``) into ``p`` and
     ``beta``, one outward and one inward pass (module docstring); ``ws`` (n, WORKSPACE_COLUMNS)."""

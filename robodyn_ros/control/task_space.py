@@ -61,39 +61,62 @@ _EYE3 = np.eye(3)
 # ------------------------------------------------------------------ the law's arrays
 
 @inline
-def take(buf, at, rows, columns):
-    """The (rows, columns) array at ``at`` in ``buf``, and where the next one starts."""
-    return buf[at:at + rows * columns].reshape((rows, columns)), at + rows * columns
-
-
-@inline
 def views(buf, n):
     """Every array of a law, one after another in ``buf`` (the law's and the kernel's view of it
-    alike): a cycle passes one array, not twenty, and allocates none."""
-    pose, at = take(buf, 0, 4, 4)             # the frame's pose, measured
-    goal, at = take(buf, at, 4, 4)            # set_target's pose
-    reference, at = take(buf, at, 4, 4)       # FK(q_d)
-    held, at = take(buf, at, 4, 4)            # cartesian_impedance: the filtered target pose
-    goal_motion, at = take(buf, at, 2, 6)     # set_target's [ẋ_d; ẍ_d]
-    reference_motion, at = take(buf, at, 2, 6)   # from q_d, q̇_d, q̈_d (``reference``)
-    motion, at = take(buf, at, 2, 6)          # [J q̇; J̇ q̇], measured
-    task, at = take(buf, at, 4, 6)            # scratch: e, the force, f(σ), √f(σ)
-    gains, at = take(buf, at, 6, 6)           # per task axis: each law's rows (its _configure)
-    rotation, at = take(buf, at, 3, 3)        # pose_error's scratch
-    inverse_inertia, at = take(buf, at, 6, 6)   # J M⁻¹ Jᵀ, kept for the diagnostics
-    factor, at = take(buf, at, 6, 6)          # its Cholesky factor
-    inertia, at = take(buf, at, 6, 6)         # Λ
-    half, at = take(buf, at, 6, 6)            # Λ^½
-    eigenvectors, at = take(buf, at, 6, 6)    # U of J M⁻¹ Jᵀ = U diag(σ) Uᵀ: kept, the next start
-    rotated, at = take(buf, at, 6, 6)         # Uᵀ (J M⁻¹ Jᵀ) U, diagonalised
-    jacobian, at = take(buf, at, 6, n)        # J, measured
-    reference_jacobian, at = take(buf, at, 6, n)
-    mobility, at = take(buf, at, 6, n)        # (M⁻¹ Jᵀ)ᵀ
-    mass, at = take(buf, at, n, n)            # M, then its Cholesky factor
-    posture_kp, at = take(buf, at, n, n)
-    posture_kd, at = take(buf, at, n, n)
-    joint, at = take(buf, at, 4, n)           # rows TAU, LAST, RATE, V0
-    workspace, at = take(buf, at, n + 1, CRBA_COLUMNS)   # the frame, CRBA and Newton–Euler passes'
+    alike): a cycle passes one array, not twenty, and allocates none. Written out, not through
+    a helper per array: each inlined call costs numba a pass of its own (a fifth of the law's
+    compile)."""
+    at = 0
+    pose = buf[at:at + 16].reshape((4, 4))  # the frame's pose, measured
+    at += 16
+    goal = buf[at:at + 16].reshape((4, 4))  # set_target's pose
+    at += 16
+    reference = buf[at:at + 16].reshape((4, 4))  # FK(q_d)
+    at += 16
+    held = buf[at:at + 16].reshape((4, 4))  # cartesian_impedance: the filtered target pose
+    at += 16
+    goal_motion = buf[at:at + 12].reshape((2, 6))  # set_target's [ẋ_d; ẍ_d]
+    at += 12
+    reference_motion = buf[at:at + 12].reshape((2, 6))  # from q_d, q̇_d, q̈_d (``reference``)
+    at += 12
+    motion = buf[at:at + 12].reshape((2, 6))  # [J q̇; J̇ q̇], measured
+    at += 12
+    task = buf[at:at + 24].reshape((4, 6))  # scratch: e, the force, f(σ), √f(σ)
+    at += 24
+    gains = buf[at:at + 36].reshape((6, 6))  # per task axis: each law's rows (its _configure)
+    at += 36
+    rotation = buf[at:at + 9].reshape((3, 3))  # pose_error's scratch
+    at += 9
+    inverse_inertia = buf[at:at + 36].reshape((6, 6))  # J M⁻¹ Jᵀ, kept for the diagnostics
+    at += 36
+    factor = buf[at:at + 36].reshape((6, 6))  # its Cholesky factor
+    at += 36
+    inertia = buf[at:at + 36].reshape((6, 6))  # Λ
+    at += 36
+    half = buf[at:at + 36].reshape((6, 6))  # Λ^½
+    at += 36
+    eigenvectors = buf[at:at + 36].reshape((6, 6))  # U of J M⁻¹ Jᵀ = U diag(σ) Uᵀ: kept, the
+    # next start
+    at += 36
+    rotated = buf[at:at + 36].reshape((6, 6))  # Uᵀ (J M⁻¹ Jᵀ) U, diagonalised
+    at += 36
+    jacobian = buf[at:at + 6 * n].reshape((6, n))  # J, measured
+    at += 6 * n
+    reference_jacobian = buf[at:at + 6 * n].reshape((6, n))
+    at += 6 * n
+    mobility = buf[at:at + 6 * n].reshape((6, n))  # (M⁻¹ Jᵀ)ᵀ
+    at += 6 * n
+    mass = buf[at:at + n * n].reshape((n, n))  # M, then its Cholesky factor
+    at += n * n
+    posture_kp = buf[at:at + n * n].reshape((n, n))
+    at += n * n
+    posture_kd = buf[at:at + n * n].reshape((n, n))
+    at += n * n
+    joint = buf[at:at + 4 * n].reshape((4, n))  # rows TAU, LAST, RATE, V0
+    at += 4 * n
+    # the frame, CRBA and Newton–Euler passes'
+    workspace = buf[at:at + (n + 1) * CRBA_COLUMNS].reshape((n + 1, CRBA_COLUMNS))
+    at += (n + 1) * CRBA_COLUMNS
     return (pose, goal, reference, held, goal_motion, reference_motion, motion, task, gains,
             rotation, inverse_inertia, factor, inertia, half, eigenvectors, rotated, jacobian,
             reference_jacobian, mobility, mass, posture_kp, posture_kd, joint, workspace, at)
@@ -363,10 +386,12 @@ def measure(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, buf):
     and [J q̇; J̇ q̇] of the frame (``offset`` on joint ``carrier``'s body) at the state and M(q),
     factored; the target: ``goal`` and ``goal_motion`` when ``explicit``, else FK(q_d), J(q_d) q̇_d
     and J(q_d) q̈_d + J̇(q_d, q̇_d) q̇_d (into ``reference`` and ``reference_motion``), returned
-    with its motion. Also whether M is positive definite."""
+    with its motion, after the law's ``views`` (one laying-out per step: each inlined copy costs
+    numba a typing of its own). Also whether M is positive definite."""
     check_sizes(P, q, qd, q_des, qd_des, qdd_des, buf)
+    arrays = views(buf, q.shape[0])
     (pose, goal, reference, _, goal_motion, reference_motion, motion, _, _, _, _, _, _, _, _, _, J,
-     Jd, _, M, _, _, _, ws, _) = views(buf, q.shape[0])
+     Jd, _, M, _, _, _, ws, _) = arrays
     frame_motion_into(P, q, qd, carrier, offset, False, ws, pose, J, motion[0], motion[1])
     if explicit:
         target, target_motion = goal, goal_motion
@@ -376,7 +401,7 @@ def measure(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, explicit, buf):
         mat_vec(Jd, qdd_des, reference_motion[1], True)
         target, target_motion = reference, reference_motion
     crba_into(P, q, ws, M)
-    return target, target_motion, cholesky(M)
+    return arrays, target, target_motion, cholesky(M)
 
 
 @kernel
@@ -384,10 +409,10 @@ def operational_space_step(P, q, qd, q_des, qd_des, qdd_des, carrier, offset, ex
                            buf):
     """One cycle into the law's ``buf`` (``views``): τ, and the measured pose, J and J M⁻¹ Jᵀ kept
     for the diagnostics. ``gains`` rows: K_p, K_d (per task axis)."""
-    target, target_motion, mass_factored = measure(P, q, qd, q_des, qd_des, qdd_des, carrier,
-                                                   offset, explicit, buf)
+    arrays, target, target_motion, mass_factored = measure(P, q, qd, q_des, qd_des, qdd_des,
+                                                           carrier, offset, explicit, buf)
     (pose, _, _, _, _, _, motion, task, gains, R, A, L, Lam, half, U, B, J, _, X, M, kp, kd, joint,
-     ws, _) = views(buf, q.shape[0])
+     ws, _) = arrays
     e, b, F = task[0], task[1], task[2]
     pose_error(target, pose, e, R)
     for a in range(6):   # the commanded task acceleration, less J̇ q̇
@@ -414,10 +439,10 @@ def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, carrier, offs
     w (state); ``held`` the filtered target pose; ``joint`` row LAST the last τ (for the rate
     limit, RATE). ``started`` false: the filters start at the set values and τ is not limited (a
     first command)."""
-    target, target_motion, mass_factored = measure(P, q, qd, q_des, qd_des, qdd_des, carrier,
-                                                   offset, explicit, buf)
+    arrays, target, target_motion, mass_factored = measure(P, q, qd, q_des, qd_des, qdd_des,
+                                                           carrier, offset, explicit, buf)
     (pose, _, _, held, _, _, motion, task, gains, R, A, L, Lam, half, U, B, J, _, X, M, kp, kd,
-     joint, ws, _) = views(buf, q.shape[0])
+     joint, ws, _) = arrays
     n = q.shape[0]
     e, F = task[0], task[1]
     # first-order filters, exact for a held input: a step becomes 1 − exp(−t / T_f)

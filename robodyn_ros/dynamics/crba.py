@@ -4,14 +4,14 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 """
 import numpy as np
 
-from ..plumbing.kernels import inner_kernel, kernel
+from ..plumbing.kernels import inline, kernel
 from .joint_frames import inertia, place_joint, rotate, to_parent
 from .layout import (ARMATURE, COMPOSITE_FIRST_MOMENT, COMPOSITE_INERTIA, COMPOSITE_MASS, CRBA_COLUMNS,
                      FIRST_MOMENT, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC)
 from .newton_euler import check_sizes
 
 
-@inner_kernel
+@inline
 def crba_into(P, q, ws, M):
     n = q.shape[0]
     for i in range(n):

@@ -2,7 +2,7 @@
 h by one Newton–Euler pass, and the solve by Cholesky (M is symmetric positive definite)."""
 import numpy as np
 
-from ..plumbing.kernels import inline, inner_kernel, kernel
+from ..plumbing.kernels import inline, kernel
 from .crba import crba_into
 from .layout import CRBA_COLUMNS, RNEA_COLUMNS
 from .newton_euler import NO_WRENCH, check_sizes, rnea_into
@@ -45,7 +45,7 @@ def cholesky_solve(L, b):
         b[i] = s / L[i, i]
 
 
-@inner_kernel
+@inline
 def cholesky_solve_into(M, b):
     """Overwrite M with its Cholesky factor L (lower) and b with M^-1 b."""
     if not cholesky(M):
@@ -54,7 +54,7 @@ def cholesky_solve_into(M, b):
     cholesky_solve(M, b)
 
 
-@inner_kernel
+@inline
 def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, zero, qdd):
     """``zero``: n zeros (the acceleration of the bias-force pass), allocated by the caller."""
     n = q.shape[0]

@@ -1,5 +1,5 @@
-"""Scalar building blocks shared by the kernels: ``inline`` keeps them plain Python functions (so the
-kernels still run interpreted on counting scalars) that numba compiles into the kernels that call them.
+"""Scalar building blocks shared by the kernels, compiled into every kernel that calls them (``inline``);
+their plain Python source is what the kernels' interpreted twins call (on counting scalars too).
 
 Each takes a 2-D array and a row index, never a row view, and has no loop (robodyn_ros.plumbing.kernels says
 why: reference counting).

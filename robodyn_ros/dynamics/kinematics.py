@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..plumbing.kernels import (BOOL, C_MATRIX, INT, PARAMETER_VECTOR, PARAMETERS, VECTOR, Direct,
-                                inner_kernel, kernel)
+                                inline, kernel)
 from .joint_frames import place_joint
 from .layout import PRISMATIC as _SLIDES
 from .link import PRISMATIC
@@ -76,7 +76,7 @@ def energy(model, q, qd):
 
 # ------------------------------------------------------------------ one frame, compiled
 
-@inner_kernel
+@inline
 def frame_motion_into(P, q, qd, joint, offset, body, ws, T, J, twist, bias):
     """Pose ``T``, Jacobian ``J``, twist J q̇ and J̇ q̇ of the frame at ``offset`` (12 values: a
     pose as ``place_joint`` writes one) in joint frame ``joint`` (-1: the base), world or ``body``

@@ -12,7 +12,7 @@ COM shift in both recursions.
 """
 import numpy as np
 
-from ..plumbing.kernels import inline, inner_kernel, kernel
+from ..plumbing.kernels import inline, kernel
 from .joint_frames import inertia, place_joint, rotate_back, to_parent
 from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
                      JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)
@@ -89,7 +89,7 @@ def joint_torque(P, i, f2, n2, qdi, qddi, friction):
     return t
 
 
-@inner_kernel
+@inline
 def rnea_into(P, q, qd, qdd, wrench, mode, ws, tau):
     """tau = M(q) qdd + C(q, qd) qd + g(q) [+ friction] [+ J^T wrench], written into ``tau``."""
     n = q.shape[0]

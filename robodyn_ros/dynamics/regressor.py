@@ -43,7 +43,7 @@ controller compensates the friction of the motion it measures) and, when asked f
 import numpy as np
 
 from ..plumbing.kernels import (
-    BOOL, C_MATRIX, FLOAT64, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows, inline, inner_kernel,
+    BOOL, C_MATRIX, FLOAT64, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows, inline,
     kernel)
 from ..plumbing.kernels import warm_up as _warm_up
 from .inertial_parameters import BODY_COLUMNS, DRIVE_COLUMNS, columns
@@ -160,7 +160,7 @@ def drive_row(Y, j, c, qdj, aj, offset):
         Y[j, c + 4] = 1.0
 
 
-@inner_kernel
+@inline
 def regressor_into(P, q, qd, v, a, offset, ws, Y):
     """Y(q, q̇, v, a) into ``Y`` (n, columns(n, offset)); ``ws`` is (n, WORKSPACE_COLUMNS)."""
     n = q.shape[0]
@@ -178,7 +178,7 @@ def regressor_into(P, q, qd, v, a, offset, ws, Y):
             body_row(ws, j, Y, j, BODY * i, w0, w1, w2, r0, r1, r2, a0, a1, a2, g0, g1, g2)
 
 
-@inner_kernel
+@inline
 def payload_into(P, q, qd, v, a, friction, last, ws, tau, Yp):
     """τ = Y(q, q̇, v, a) π for the model's π with the last body's 10 standard parameters replaced by
     ``last``, into ``tau`` (n,), and that body's 10 columns of Y into ``Yp`` (n, 10): one pass, the

@@ -3,10 +3,11 @@ interpreted twins are obtained, and how they are compiled ahead of a real-time l
 
 A kernel is plain Python over scalars and preallocated arrays. ``kernel`` compiles it with numba; the
 same source, run by the interpreter (``interpreted``), is the reference the tests compare the
-machine code with and what the operation counts run on counting scalars. ``inline`` marks a scalar
-helper that numba compiles into its callers and that stays an ordinary Python function otherwise;
-``inner_kernel`` a kernel that other kernels call once per state or per row, compiled into them as
-well. Both are inlined by numba itself, before LLVM: a call between separately compiled functions
+machine code with and what the operation counts run on counting scalars. ``inline`` marks a helper
+(a scalar step, or a kernel that other kernels call once per state or per row) that numba compiles
+into every kernel calling it, before typing (its untyped inlining: inlining after typing, as
+``register_jitable`` does, types the helper once per call site and made the task-space laws'
+compile three times as long). It is inlined by numba itself, before LLVM: a call between separately compiled functions
 costs a call and the reference counting of every array view passed (about 5-15 % of a call or of a
 batch row; the arithmetic is the same, the results identical). Inside a loop over joints or legs,
 index the 2-D array (``P[i, MASS]``) instead of taking a row view (``P[i]``), and give an inline
@@ -35,7 +36,6 @@ import numba
 import numba.core.event
 import numpy as np
 from numba.core.registry import CPUDispatcher
-from numba.extending import register_jitable
 
 _OPTIONS = dict(cache=True, error_model="numpy", fastmath=False, nogil=True)
 
@@ -81,21 +81,12 @@ class Direct:
         return self.call(*args)
 
 
-_INLINE = set()   # the ``inline`` helpers, which ``interpreted`` rebinds like the kernels
-
-
-def inline(func):
-    """``func`` compiled into every kernel that calls it; a plain Python function otherwise."""
-    _INLINE.add(func)
-    return register_jitable(inline="always")(func)
-
-
 def kernel(func):
     """``func`` compiled on its first call (or loaded from numba's cache); ``.py_func`` is the source."""
     return numba.njit(**_OPTIONS)(func)
 
 
-def inner_kernel(func):
+def inline(func):
     """A ``kernel`` that is also compiled into every kernel that calls it (module docstring)."""
     return numba.njit(inline="always", **_OPTIONS)(func)
 
@@ -107,12 +98,9 @@ def interpreted(module):
     ``interpreted(m)["f"]`` runs ``m.f`` in the interpreter, on floats or on counting scalars."""
     ns = dict(vars(module))
     for name, obj in vars(module).items():
-        if isinstance(obj, CPUDispatcher):
-            f = obj.py_func
-        elif callable(obj) and obj in _INLINE:   # an inline helper may call kernels too
-            f = obj
-        else:
+        if not isinstance(obj, CPUDispatcher):
             continue
+        f = obj.py_func
         if f.__module__ == module.__name__:
             ns[name] = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
         else:

@@ -13,7 +13,6 @@ dtype. Singular cases are flagged, not raised: the toolkit compiles with IEEE se
 import numpy as np
 
 from ..plumbing.kernels import inline as _inline
-from ..plumbing.kernels import inner_kernel as _inner
 from ..plumbing.kernels import kernel as _jit
 
 # Beyond this ratio of extreme singular values H is singular in double precision: the solution would
@@ -63,12 +62,12 @@ def scale(c, a):
     return (c * a[0], c * a[1], c * a[2])
 
 
-@_inner
+@_inline
 def v3(a, o):
     return (a[o], a[o + 1], a[o + 2])
 
 
-@_inner
+@_inline
 def matvec(m, o, a):
     """(3x3 row-major at m[o:o+9]) a."""
     return (m[o] * a[0] + m[o + 1] * a[1] + m[o + 2] * a[2],
@@ -76,7 +75,7 @@ def matvec(m, o, a):
             m[o + 6] * a[0] + m[o + 7] * a[1] + m[o + 8] * a[2])
 
 
-@_inner
+@_inline
 def matTvec(m, o, a):
     return (m[o] * a[0] + m[o + 3] * a[1] + m[o + 6] * a[2],
             m[o + 1] * a[0] + m[o + 4] * a[1] + m[o + 7] * a[2],
@@ -97,7 +96,7 @@ def to_frame(x, y, z, c):
     return (dot(x, c), dot(y, c), dot(z, c))
 
 
-@_inner
+@_inline
 def leg_kinematics(model, i, pose):
     """Eqs. (1)-(9) for leg i: q = R p, L, s, L', W, L'', A (eq. 9 with its dots restored)."""
     w = v3(pose, P_W)
@@ -114,7 +113,7 @@ def leg_kinematics(model, i, pose):
     return q, L, s, Ld, W, Ldd, A
 
 
-@_inner
+@_inline
 def euler_terms(model, o, s, y, z, A, W):
     """I A + W x I W for the inertia I = T J T^T, J at model[o:o+9] in the leg frame."""
     A_l = to_frame(s, y, z, A)
@@ -155,7 +154,7 @@ def leg_loads(model, i, pose, L, s, Ld, Ldd, y, z, w, dw):
     return r_d, r_u, a_d, a_u, C, D, f
 
 
-@_inner
+@_inline
 def leg_dynamics(model, i, pose, printed_eq16):
     """Section 2 for leg i: everything the platform equations and eqs. (25)-(29) need."""
     q, L, s, Ld, W, Ldd, A = leg_kinematics(model, i, pose)
@@ -169,7 +168,7 @@ def leg_dynamics(model, i, pose, printed_eq16):
     return q, L, s, Ld, Ldd, W, A, y, z, nks, r_d, r_u, a_d, a_u, C, K, D, f
 
 
-@_inner
+@_inline
 def condition_number(A, U, norms, work):
     """sigma_max / sigma_min of the 6x6 A (columns 0-5 of A) by one-sided (Hestenes) Jacobi on its rows
     (A^T has A's singular values): accurate even for nearly singular A (sigma_min to eps * sigma_max
@@ -249,7 +248,7 @@ def condition_number(A, U, norms, work):
     return np.sqrt(smax / smin)
 
 
-@_inner
+@_inline
 def triangularize(Hw, m):
     """Householder QR of Hw[:, :6] applied to all m columns of Hw, in place: R in the upper triangle
     (zeros below), Q^T applied to the right-hand sides in columns 6 to m-1. It serves both the solve
@@ -279,7 +278,7 @@ def triangularize(Hw, m):
             Hw[r, k] = 0.0
 
 
-@_inner
+@_inline
 def back_substitute(Hw, nrhs):
     """R X = Hw[:, 6:6+nrhs] for the upper triangular R in Hw[:, :6] (triangularize), in place: the
     solutions end up in Hw[:, 6:6+nrhs]."""
@@ -305,7 +304,7 @@ def store_leg(Hw, out, n, i, q, s, L, Ld, Ldd, D):
     out[O_D, n, i] = D
 
 
-@_inner
+@_inline
 def inverse_dynamics_pose(model, pose, printed_eq16, Hw, U, norms, work, out, n):
     """One pose: writes the rows L, L', L'', D, x, F (eq. 37), F0 (eq. 41) of out[:, n]; returns the
     condition number of H (inf when a universal joint is degenerate). Forces stay NaN when H is
@@ -364,7 +363,7 @@ def platform_solve(model, pose, sumK, sumqK, degenerate, Hw, U, norms, work, out
     return cond
 
 
-@_inner
+@_inline
 def leg_reactions(model, i, x, F, s, Ld, y, z, w, dw, r_d, a_d, a_u, K, moment_u):
     """Eqs. (21), (26), (28), (27) and (17) for leg i once x and F are known, given the universal
     joint's constraint moment (vector): F_s, F_p, F_c, F_u and M_p, the moment at the prismatic joint
@@ -382,7 +381,7 @@ def leg_reactions(model, i, x, F, s, Ld, y, z, w, dw, r_d, a_d, a_u, K, moment_u
     return fs, fp, fc, fu, mp
 
 
-@_inner
+@_inline
 def store_reactions(vec, mu, n, i, fs, fp, fc, fu, mp, m_u, axis):
     """Rows F_s, F_p, F_c, F_u, M_p and the constraint moment's axis of vec[:, n, i], M_u of mu[n, i]."""
     mu[n, i] = m_u
@@ -395,7 +394,7 @@ def store_reactions(vec, mu, n, i, fs, fp, fc, fu, mp, m_u, axis):
         vec[5, n, i, r] = axis[r]
 
 
-@_inner
+@_inline
 def constraint_forces_pose(model, pose, printed_eq16, out, n, vec, mu):
     """The reactions of each leg (leg_reactions) once x is known (out[:, n]); the paper's constraint
     moment at the universal joint is M_u s with M_u = s.C (eq. 29)."""

@@ -17,7 +17,7 @@ paper's.
 """
 import numpy as np
 
-from .kernel import (DEGENERATE_JOINT, M_K, O_F, O_X, _inline, _inner, _jit, add, cross, dot,
+from .kernel import (DEGENERATE_JOINT, M_K, O_F, O_X, _inline, _jit, add, cross, dot,
                      leg_frame, leg_kinematics, leg_loads, leg_reactions, platform_solve, scale,
                      store_leg, store_reactions, sub, v3)
 
@@ -53,7 +53,7 @@ def leg_dynamics_universal(model, i, pose):
     return q, L, s, Ld, Ldd, w, dw, y, z, nks, r_d, r_u, a_d, a_u, C, K, D, f, mu, n
 
 
-@_inner
+@_inline
 def inverse_dynamics_pose(model, pose, Hw, U, norms, work, out, n):
     """kernel.inverse_dynamics_pose with universal-joint legs."""
     sumK = (0.0, 0.0, 0.0)
