@@ -329,7 +329,7 @@ class AdaptiveComputedTorque(ControlLaw):
 
 # CPU seconds of compiling both steps from an empty cache, the regressor's batch kernel loaded
 # (robodyn-ros compile on the quiet 2-core machine of doc/install.md)
-COMPILE_SECONDS = 16
+COMPILE_SECONDS = 9
 
 
 def warm_up(notify=print):

@@ -768,7 +768,7 @@ class CartesianImpedance(_TaskSpaceLaw):
 LAWS = {"operational_space": OperationalSpace, "cartesian_impedance": CartesianImpedance}
 # CPU seconds of compiling each law's kernels from an empty cache (robodyn-ros compile's workers on
 # the quiet 2-core machine of doc/install.md, 2026-11-28): the estimate a node gives when it compiles
-COMPILE_SECONDS = {"operational_space": 45, "cartesian_impedance": 45}
+COMPILE_SECONDS = {"operational_space": 28, "cartesian_impedance": 28}
 
 
 def warm_up(notify=print, laws=tuple(LAWS)):

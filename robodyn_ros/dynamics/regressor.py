@@ -343,7 +343,7 @@ def payload_regressor(model, q, qd, v, a, last, friction=True):
 
 # CPU seconds of compiling warm_up's kernels from an empty cache (robodyn-ros compile on the
 # quiet 2-core machine of doc/install.md): the estimate a program gives when it compiles them
-COMPILE_SECONDS = 25
+COMPILE_SECONDS = 10
 
 
 def warm_up(notify=print):

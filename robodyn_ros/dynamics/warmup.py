@@ -7,7 +7,7 @@ from .model import RobotModel
 
 # CPU seconds of compiling from an empty cache (robodyn-ros compile on the quiet 2-core machine of
 # doc/install.md): what a controller needs, what forward dynamics adds, what every_call adds
-CONTROLLER_SECONDS, FORWARD_SECONDS, EVERY_CALL_SECONDS = 14, 13, 13
+CONTROLLER_SECONDS, FORWARD_SECONDS, EVERY_CALL_SECONDS = 7, 10, 10
 
 
 def warm_up(notify=print, forward=True, every_call=False):

@@ -5,8 +5,8 @@ from ..plumbing import kernels
 from .model import StewartPlatform
 
 # CPU seconds of compiling a leg model's kernels from an empty cache (robodyn-ros compile on the
-# quiet 2-core machine of doc/install.md); every_call adds about a fifth
-COMPILE_SECONDS = {"no_spin": 16, "universal": 16}
+# quiet 2-core machine of doc/install.md); every_call adds about a quarter
+COMPILE_SECONDS = {"no_spin": 11, "universal": 9}
 
 
 def warm_up(platform, notify=print, every_call=False):
@@ -22,7 +22,7 @@ def warm_up(platform, notify=print, every_call=False):
             platform.inverse_dynamics(p, R, z, z, z, z, constraint_forces=True)
             platform.inverse_kinematics(p, R, z, z, z, z)
     return kernels.warm_up("Stewart-platform kernels", exercise, notify,
-                           COMPILE_SECONDS[platform.leg_model] * (1.2 if every_call else 1.0))
+                           COMPILE_SECONDS[platform.leg_model] * (1.25 if every_call else 1.0))
 
 
 def hexapod(leg_model="no_spin"):
