@@ -1,5 +1,6 @@
 # One-command routes for a machine with Python >= 3.10 and no ROS install:
-#   make demo   set up .venv and run the PUMA 560 computed-torque demo over real DDS
+#   make demo   set up .venv (the package and its compiled kernels) and run the PUMA 560
+#               computed-torque demo over real DDS
 #   make test   set up .venv (with DDS-Security when its source is at hand), lint (ruff, ruff.toml)
 #               and run the test suite
 #   make secure set up .venv with DDS-Security (SROS2): doc/security.md; make secure-demo runs
@@ -88,7 +89,9 @@ secure-demo: secure
 
 venv: $(VENV)/.installed $(VENV)/.compiled $(VENV)/.control_msgs $(VENV)/.ros_tools
 
-demo: venv
+# the demo needs neither control_msgs nor the ROS tools (its nodes run with topics only): a fresh
+# clone reaches the table without their two builds
+demo: $(VENV)/.installed $(VENV)/.compiled
 	$(ROSENV) $(VENV)/bin/robodyn-ros demo puma
 
 test: venv $(VENV)/.secure_dds
