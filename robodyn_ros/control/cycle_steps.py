@@ -7,6 +7,7 @@ below (``robodyn_ros.plumbing.kernels``), which the tests also run interpreted.
 import numpy as np
 
 from ..plumbing.kernels import INDEX_VECTOR, VECTOR, Direct, kernel
+from .trajectory import SAMPLE
 
 
 @kernel
@@ -53,6 +54,8 @@ SATURATE = Direct(saturate_into, VECTOR, VECTOR, INDEX_VECTOR, VECTOR)
 
 
 def warm_up() -> None:
-    """Compile both calls now, or load them from numba's cache (a loop makes them every cycle)."""
+    """Compile the calls now, or load them from numba's cache (a loop makes them every cycle):
+    these two and the reference's sampling (``trajectory.SAMPLE``)."""
     TAKE_STATE.ready()
     SATURATE.ready()
+    SAMPLE.ready()
