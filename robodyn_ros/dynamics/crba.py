@@ -4,7 +4,7 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 """
 import numpy as np
 
-from ..plumbing.kernels import inner_kernel, kernel
+from ..plumbing.kernels import inner_kernel, kernel, scratch
 from .joint_frames import inertia, place_joint, rotate, to_parent
 from .layout import (ARMATURE, COMPOSITE_FIRST_MOMENT, COMPOSITE_INERTIA, COMPOSITE_MASS, CRBA_COLUMNS,
                      FIRST_MOMENT, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC)
@@ -99,9 +99,10 @@ def crba_into(P, q, ws, M):
 
 @kernel
 def crba(P, q, M):
-    """M(q) into ``M`` (n, n), allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``)."""
+    """M(q) into ``M`` (n, n), allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``);
+    the workspace on the stack (``scratch``)."""
     check_sizes(P, q, q, q)
-    crba_into(P, q, np.empty((q.shape[0], CRBA_COLUMNS)), M)
+    crba_into(P, q, scratch(q.shape[0], CRBA_COLUMNS), M)
 
 
 @kernel
