@@ -107,6 +107,7 @@ def _stack_array(typingctx, rows, cols):
     def codegen(context, builder, sig, args):
         rows, cols = args
         data = builder.alloca(context.get_value_type(nb_types.float64), size=builder.mul(rows, cols))
+        data.align = 64   # a cache line: else where rows straddle lines depends on the stack's place
         array = context.make_array(sig.return_type)(context, builder)
         itemsize = context.get_constant(nb_types.intp, 8)
         context.populate_array(array, data=data, shape=[rows, cols],
