@@ -19,8 +19,10 @@ costs an allocation and its release in every call (0.04-0.06 us of a 0.5 us mass
 One compile policy for every kernel: numba caches the machine code next to the module (so only the
 very first run on a machine compiles), IEEE arithmetic (x/0 = inf: singular cases are flagged by the
 kernels, not raised by the compiler), no fast-math reassociation (results are reproducible and the
-interpreted twin agrees to rounding), and the GIL is released inside (one model may serve threads).
-That release is also how a batch uses every core: ``by_rows`` runs one serial batch kernel on a
+interpreted twin agrees to rounding), and the GIL is released inside (one model may serve threads),
+but for the one-state kernels behind a ``Direct`` call (``state_kernel``): releasing and retaking it
+costs 0.035 us a call, and their fraction of a microsecond leaves another thread nothing to do in
+the gap. The release is also how a batch uses every core: ``by_rows`` runs one serial batch kernel on a
 share of the rows per core, in threads (no parallel compile, no threading layer of numba's that
 could refuse concurrent callers); below PARALLEL_ROWS rows a batch stays on the calling thread.
 """
@@ -136,6 +138,11 @@ def inline(func):
 def kernel(func):
     """``func`` compiled on its first call (or loaded from numba's cache); ``.py_func`` is the source."""
     return numba.njit(**_OPTIONS)(func)
+
+
+def state_kernel(func):
+    """A ``kernel`` of one state, entered through ``Direct``, that keeps the GIL (module docstring)."""
+    return numba.njit(**dict(_OPTIONS, nogil=False))(func)
 
 
 def inner_kernel(func):
