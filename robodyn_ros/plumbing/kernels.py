@@ -22,9 +22,9 @@ kernels, not raised by the compiler), no fast-math reassociation (results are re
 interpreted twin agrees to rounding), and the GIL is released inside (one model may serve threads),
 but for the one-state kernels behind a ``Direct`` call (``state_kernel``): releasing and retaking it
 costs 0.035 us a call, and their fraction of a microsecond leaves another thread nothing to do in
-the gap. The release is also how a batch uses every core: ``by_rows`` runs one serial batch kernel on a
-share of the rows per core, in threads (no parallel compile, no threading layer of numba's that
-could refuse concurrent callers); below PARALLEL_ROWS rows a batch stays on the calling thread.
+the gap. The release is also how a batch uses every core: ``by_rows`` runs one serial batch kernel
+on a share of the rows per core, in threads (no parallel compile, no threading layer of numba's
+that could refuse concurrent callers); below PARALLEL_ROWS rows a batch stays on the calling thread.
 """
 import concurrent.futures
 import contextlib
@@ -97,8 +97,10 @@ def scratch(rows, cols):
     """A (rows, cols) float64 work array, uninitialised, for the rest of one kernel call. Compiled,
     it lies on the machine stack (up to STACK_SCRATCH values): no allocation and no release, and
     each thread has its own, so a model still serves threads. It lives until the kernel that
-    calls ``scratch`` returns: take it once per call, outside loops (a batch kernel takes one heap
-    workspace for all its rows), and return no view of it. Interpreted, it is ``np.empty``."""
+    calls ``scratch`` returns: take it in a ``kernel``'s or ``state_kernel``'s own body, once,
+    outside loops (inlined into a loop, by ``inline`` or ``inner_kernel``, each pass would take
+    more stack; a batch kernel takes one heap workspace for all its rows), and return no view of
+    it. Interpreted, it is ``np.empty``."""
     return np.empty((rows, cols))
 
 
