@@ -19,10 +19,11 @@ costs an allocation and its release in every call (0.04-0.06 us of a 0.5 us mass
 One compile policy for every kernel: numba caches the machine code next to the module (so only the
 very first run on a machine compiles), IEEE arithmetic (x/0 = inf: singular cases are flagged by the
 kernels, not raised by the compiler), no fast-math reassociation (results are reproducible and the
-interpreted twin agrees to rounding), and the GIL is released inside (one model may serve threads),
-but for the one-state kernels behind a ``Direct`` call (``state_kernel``): releasing and retaking it
-costs 0.035 us a call, and their fraction of a microsecond leaves another thread nothing to do in
-the gap. The release is also how a batch uses every core: ``by_rows`` runs one serial batch kernel
+interpreted twin agrees to rounding), and the GIL is released inside (one model may serve threads).
+A one-state kernel behind a ``Direct`` call may keep it instead (``state_kernel``; so far inverse
+dynamics and the mass matrix): releasing and retaking it costs 0.035 us a call, and a fraction of
+a microsecond leaves another thread nothing to do in the gap. The release is also how a batch
+uses every core: ``by_rows`` runs one serial batch kernel
 on a share of the rows per core, in threads (no parallel compile, no threading layer of numba's
 that could refuse concurrent callers); below PARALLEL_ROWS rows a batch stays on the calling thread.
 """
