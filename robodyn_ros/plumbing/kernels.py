@@ -23,9 +23,9 @@ interpreted twin agrees to rounding), and the GIL is released inside (one model 
 A one-state kernel behind a ``Direct`` call may keep it instead (``state_kernel``; so far inverse
 dynamics and the mass matrix): releasing and retaking it costs 0.035 us a call, and a fraction of
 a microsecond leaves another thread nothing to do in the gap. The release is also how a batch
-uses every core: ``by_rows`` runs one serial batch kernel
-on a share of the rows per core, in threads (no parallel compile, no threading layer of numba's
-that could refuse concurrent callers); below PARALLEL_ROWS rows a batch stays on the calling thread.
+uses every core: ``by_rows`` runs one serial batch kernel on a share of the rows per core, in
+threads (no parallel compile, no threading layer of numba's that could refuse concurrent callers);
+below PARALLEL_ROWS rows a batch stays on the calling thread.
 """
 import concurrent.futures
 import contextlib
