@@ -4,7 +4,7 @@ Newton–Euler passes with unit accelerations (001, end of §3).
 """
 import numpy as np
 
-from ..plumbing.kernels import inline, kernel
+from ..plumbing.kernels import inline, kernel, scratch, state_kernel
 from .joint_frames import inertia, place_joint, rotate, to_parent
 from .layout import (ARMATURE, COMPOSITE_FIRST_MOMENT, COMPOSITE_INERTIA, COMPOSITE_MASS, CRBA_COLUMNS,
                      FIRST_MOMENT, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC)
@@ -97,11 +97,12 @@ def crba_into(P, q, ws, M):
             M[i, j - 1] = M[j - 1, i]
 
 
-@kernel
+@state_kernel
 def crba(P, q, M):
-    """M(q) into ``M`` (n, n), allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``)."""
+    """M(q) into ``M`` (n, n), allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``);
+    the workspace on the stack (``scratch``)."""
     check_sizes(P, q, q, q)
-    crba_into(P, q, np.empty((q.shape[0], CRBA_COLUMNS)), M)
+    crba_into(P, q, scratch(q.shape[0], CRBA_COLUMNS), M)
 
 
 @kernel

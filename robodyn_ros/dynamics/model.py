@@ -5,7 +5,8 @@ exposes is a read-only copy, and its attributes cannot be rebound, so the NumPy-
 (kinematics, Coriolis, Lagrange–Euler), which read the links, and the compiled kernels, which read
 the parameter array packed from the same links at construction (``layout.pack``), cannot disagree.
 Variants are new models: ``with_payload``, ``scaled``, or ``RobotModel`` on ``dataclasses.replace``d
-links. Every call allocates the little workspace it needs, so one model may serve several threads;
+links. Every call takes the little workspace it needs (one state's inverse dynamics and mass matrix
+on the machine stack, ``robodyn_ros.plumbing.kernels.scratch``), so one model may serve several threads;
 a large batch is shared among the cores (``robodyn_ros.plumbing.kernels.by_rows``), a small one is not.
 Loaders (``dh``, ``urdf``) reduce every convention to the canonical chain.
 """
@@ -15,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from ..plumbing.kernels import (FLOAT64, INT, MATRIX, NDARRAY, PARAMETER_VECTOR, PARAMETERS, VECTOR,
+from ..plumbing.kernels import (C_MATRIX, FLOAT64, INT, NDARRAY, PARAMETER_VECTOR, PARAMETERS, VECTOR,
                                 Direct, by_rows)
 from . import coriolis as _coriolis
 from . import crba as _crba
@@ -33,7 +34,7 @@ _empty = np.empty
 _NO_WRENCHES = np.zeros((1, 6))
 # the single-state fast paths: their guards check every argument's type, so numba need not
 _RNEA = Direct(_ne.rnea_no_wrench, PARAMETERS, VECTOR, VECTOR, VECTOR, INT, VECTOR)
-_CRBA = Direct(_crba.crba, PARAMETERS, VECTOR, MATRIX)
+_CRBA = Direct(_crba.crba, PARAMETERS, VECTOR, C_MATRIX)   # M: allocated here, C order
 _FORWARD = Direct(_forward.forward_dynamics_no_wrench, PARAMETERS, VECTOR, VECTOR, VECTOR, INT, VECTOR)
 # any other single state (a tip wrench, other argument types once converted): the kernels those two
 # call, with the very types they call them with (NO_WRENCH is a read-only constant inside), so that
@@ -164,12 +165,17 @@ class RobotModel:
             return _strobe_mass_matrix(self, q)
         if method != "crba":
             raise ValueError(f"unknown mass-matrix method '{method}' (crba, strobe)")
-        n = self.dof
         if q.ndim == 1:   # a list, or another dtype
             return self.mass_matrix(q)
+        return self._mass_matrices(q)
+
+    def _mass_matrices(self, q):
+        """M of each row of q, on shares of the rows. Apart from ``mass_matrix``: the closure's
+        variables would be cells, which every call creates, the fast path's too (0.06 us)."""
         q, = self._batch(q)
+        P, n = self.params, self.dof
         M = _empty((q.shape[0], n, n))
-        by_rows(lambda a, b: _crba.crba_batch(self.params, q[a:b], M[a:b]), q.shape[0])
+        by_rows(lambda a, b: _crba.crba_batch(P, q[a:b], M[a:b]), q.shape[0])
         return M
 
     def coriolis_matrix(self, q, qd):

@@ -12,7 +12,7 @@ COM shift in both recursions.
 """
 import numpy as np
 
-from ..plumbing.kernels import inline, kernel
+from ..plumbing.kernels import inline, kernel, scratch, state_kernel
 from .joint_frames import inertia, place_joint, rotate_back, to_parent
 from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
                      JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)
@@ -147,18 +147,19 @@ def check_sizes(P, q, qd, qdd):
         raise ValueError("expected q, qd and qdd (or tau) of one value per joint of the model")
 
 
-@kernel
+@state_kernel
 def rnea(P, q, qd, qdd, wrench, mode, tau):
     """One state into ``tau``, which the caller allocates: a NumPy allocation in Python costs a
-    fraction of handing back an array the compiled code allocated."""
+    fraction of handing back an array the compiled code allocated. The workspace is on the stack
+    (``scratch``)."""
     check_sizes(P, q, qd, qdd)
-    rnea_into(P, q, qd, qdd, wrench, mode, np.empty((q.shape[0], RNEA_COLUMNS)), tau)
+    rnea_into(P, q, qd, qdd, wrench, mode, scratch(q.shape[0], RNEA_COLUMNS), tau)
 
 
 NO_WRENCH = np.zeros(6)   # "no tip wrench"; a compile-time constant inside kernels
 
 
-@kernel
+@state_kernel
 def rnea_no_wrench(P, q, qd, qdd, mode, tau):
     """The control-loop call: one array argument fewer to pass, which is a sizeable part of it."""
     rnea(P, q, qd, qdd, NO_WRENCH, mode, tau)

@@ -7,21 +7,26 @@ machine code with and what the operation counts run on counting scalars. ``inlin
 (a scalar step, or a kernel that other kernels call once per state or per row) that numba compiles
 into every kernel calling it, before typing (its untyped inlining: inlining after typing, as
 ``register_jitable`` does, types the helper once per call site and made the task-space laws'
-compile three times as long). It is inlined by numba itself, before LLVM: a call between separately compiled functions
-costs a call and the reference counting of every array view passed (about 5-15 % of a call or of a
-batch row; the arithmetic is the same, the results identical). Inside a loop over joints or legs,
+compile three times as long). It is inlined by numba itself, before LLVM: a call between
+separately compiled functions costs a call and the reference counting of every array view passed
+(about 5-15 % of a call or of a batch row; the arithmetic is the same, the results identical). Inside a loop over joints or legs,
 index the 2-D array (``P[i, MASS]``) instead of taking a row view (``P[i]``), and give an inline
 helper the array and the row index: every view, and every array an inlined helper binds, costs two
 atomic reference-count updates that numba's pruning removes only in branch- and loop-free code,
 and each stalls the pipeline (a Newton–Euler row: 0.57 us with row views, 0.26 us without).
+A single-state kernel takes its workspace from ``scratch``, on the machine stack: a heap array
+costs an allocation and its release in every call (0.04-0.06 us of a 0.5 us mass-matrix call).
 
 One compile policy for every kernel: numba caches the machine code next to the module (so only the
 very first run on a machine compiles), IEEE arithmetic (x/0 = inf: singular cases are flagged by the
 kernels, not raised by the compiler), no fast-math reassociation (results are reproducible and the
 interpreted twin agrees to rounding), and the GIL is released inside (one model may serve threads).
-That release is also how a batch uses every core: ``by_rows`` runs one serial batch kernel on a
-share of the rows per core, in threads (no parallel compile, no threading layer of numba's that
-could refuse concurrent callers); below PARALLEL_ROWS rows a batch stays on the calling thread.
+A one-state kernel behind a ``Direct`` call may keep it instead (``state_kernel``; so far inverse
+dynamics and the mass matrix): releasing and retaking it costs 0.035 us a call, and a fraction of
+a microsecond leaves another thread nothing to do in the gap. The release is also how a batch
+uses every core: ``by_rows`` runs one serial batch kernel on a share of the rows per core, in
+threads (no parallel compile, no threading layer of numba's that could refuse concurrent callers);
+below PARALLEL_ROWS rows a batch stays on the calling thread.
 """
 import concurrent.futures
 import contextlib
@@ -35,7 +40,9 @@ import types
 import numba
 import numba.core.event
 import numpy as np
+from numba.core import types as nb_types
 from numba.core.registry import CPUDispatcher
+from numba.extending import intrinsic, overload
 
 _OPTIONS = dict(cache=True, error_model="numpy", fastmath=False, nogil=True)
 
@@ -81,9 +88,57 @@ class Direct:
         return self.call(*args)
 
 
+# the largest ``scratch`` taken from the machine stack (float64 values, 32 kB); a larger one is a
+# heap array: a thread's stack is some MB, and a kernel may run on any thread
+STACK_SCRATCH = 4096
+
+
+def scratch(rows, cols):
+    """A (rows, cols) float64 work array, uninitialised, for the rest of one kernel call. Compiled,
+    it lies on the machine stack (up to STACK_SCRATCH values): no allocation and no release, and
+    each thread has its own, so a model still serves threads. It lives until the kernel that
+    calls ``scratch`` returns: take it in a ``kernel``'s or ``state_kernel``'s own body, once,
+    outside loops (inlined into a loop, by ``inline``, each pass would take
+    more stack; a batch kernel takes one heap workspace for all its rows), and return no view of
+    it. Interpreted, it is ``np.empty``."""
+    return np.empty((rows, cols))
+
+
+@intrinsic
+def _stack_array(typingctx, rows, cols):
+    signature = nb_types.Array(nb_types.float64, 2, "C")(nb_types.intp, nb_types.intp)
+
+    def codegen(context, builder, sig, args):
+        rows, cols = args
+        data = builder.alloca(context.get_value_type(nb_types.float64), size=builder.mul(rows, cols))
+        data.align = 64   # a cache line: else where rows straddle lines depends on the stack's place
+        array = context.make_array(sig.return_type)(context, builder)
+        itemsize = context.get_constant(nb_types.intp, 8)
+        context.populate_array(array, data=data, shape=[rows, cols],
+                               strides=[builder.mul(cols, itemsize), itemsize], itemsize=itemsize,
+                               meminfo=None)   # no owner: reference counting skips it
+        return array._getvalue()
+    return signature, codegen
+
+
+# inlined into the calling kernel by numba, so that the stack memory is the caller's frame's
+@overload(scratch, inline="always")
+def _scratch(rows, cols):
+    def on_stack(rows, cols):
+        if rows * cols <= STACK_SCRATCH:
+            return _stack_array(rows, cols)
+        return np.empty((rows, cols))
+    return on_stack
+
+
 def kernel(func):
     """``func`` compiled on its first call (or loaded from numba's cache); ``.py_func`` is the source."""
     return numba.njit(**_OPTIONS)(func)
+
+
+def state_kernel(func):
+    """A ``kernel`` of one state, entered through ``Direct``, that keeps the GIL (module docstring)."""
+    return numba.njit(**dict(_OPTIONS, nogil=False))(func)
 
 
 def inline(func):
