@@ -16,7 +16,7 @@ CHECK = textwrap.dedent("""
     import contextlib, io, json
     from numba.core import event
     from robodyn_ros.apps import precompile
-    from robodyn_ros.control import collision, cycle_steps, momentum_observer, trajectory
+    from robodyn_ros.control import collision, cycle_steps, laws, momentum_observer, trajectory
     from robodyn_ros.dynamics import crba, forward, newton_euler
     from robodyn_ros.stewart import kernel, universal
     with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -43,6 +43,7 @@ CHECK = textwrap.dedent("""
         "stewart.universal": [universal.inverse_dynamics_batch, universal.constraint_forces_batch],
         "control.cycle_steps": [cycle_steps.take_state, cycle_steps.saturate_into],
         "control.trajectory": [trajectory.sample_into],
+        "control.laws": [laws.pid_into],
         "control.momentum_observer": [momentum_observer.momentum_one, momentum_observer.observer_step],
         "control.collision": [collision.last_crossing],
     }

@@ -59,11 +59,14 @@ def _stewart(leg_model):
 
 
 def _cycle_steps_and_collisions():
-    # the control cycle's own kernels: the per-message steps, the momentum observer, the check
+    # the control cycle's own kernels: the per-message steps, the joint-space laws' feedback, the
+    # momentum observer, the collision check
     from ..control.collision import warm_up as collision_warm_up
     from ..control.cycle_steps import warm_up as cycle_steps_warm_up
+    from ..control.laws import ComputedTorque
     from ..control.momentum_observer import warm_up as observer_warm_up
     cycle_steps_warm_up()
+    ComputedTorque.warm_up()
     observer_warm_up()
     collision_warm_up()
 

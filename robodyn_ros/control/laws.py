@@ -1,7 +1,8 @@
 """The control laws shipped with robodyn_ros (registered in setup.py as entry points).
 
-e = q_d - q and ė = q̇_d - q̇. ``kd`` is 004's Kv. The compute paths write into buffers allocated
-once and multiply per-joint gains element-wise; a matrix gain goes through one matmul.
+e = q_d - q and ė = q̇_d - q̇. ``kd`` is 004's Kv. The feedback Kp e + Kv ė (+ Ki ∫e) is one
+compiled call (``pid_into``) into a buffer allocated once: a per-joint gain multiplies element-wise,
+a matrix gain row by row.
 """
 from __future__ import annotations
 
@@ -9,12 +10,52 @@ from collections.abc import Mapping
 from numbers import Real
 from typing import Any
 
+import numba
 import numpy as np
 
+from ..plumbing.kernels import BOOL, FLOAT64, NDARRAY, VECTOR, Direct, inline, kernel
 from .gains import check_damping, check_definite, gain, per_joint
 from .law import ControlLaw
 
 __all__ = ["ComputedTorque", "Feedforward", "GravityCompensation", "PDGravity"]
+
+
+@inline
+def gain_times(gains, k, full, i, x):
+    """Row i of gain k times x: the diagonal element alone for a per-joint gain (``full[k]``
+    false), as NumPy multiplies element-wise."""
+    if not full[k]:
+        return gains[k, i, i] * x[i]
+    s = 0.0
+    for j in range(x.shape[0]):
+        s += gains[k, i, j] * x[j]
+    return s
+
+
+@kernel
+def pid_into(q, qd, q_des, qd_des, gains, full, integral, limit, dt, integrates, work, u):
+    """u = Kp e + Kv ė (+ Ki ∫e with ``integrates``: ∫e first takes e dt, each component clamped
+    to ±limit); ``gains`` (3, n, n) Kp, Kv, Ki, ``work`` (2, n) takes e and ė. One compiled call:
+    the same in NumPy took six ufunc calls, 2.9 us of a cycle."""
+    n = u.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or q_des.shape[0] != n or qd_des.shape[0] != n:
+        raise ValueError("expected q, qd, q_des and qd_des of one value per joint")
+    e, ed = work[0], work[1]
+    for j in range(n):
+        e[j] = q_des[j] - q[j]
+        ed[j] = qd_des[j] - qd[j]
+    for i in range(n):
+        u[i] = gain_times(gains, 0, full, i, e) + gain_times(gains, 1, full, i, ed)
+    if integrates:
+        for j in range(n):
+            integral[j] = max(min(integral[j] + e[j] * dt, limit[j]), -limit[j])
+        for i in range(n):
+            u[i] += gain_times(gains, 2, full, i, integral)
+
+
+PID = Direct(pid_into, VECTOR, VECTOR, VECTOR, VECTOR, numba.types.Array(numba.types.float64, 3, "C"),
+             numba.types.Array(numba.types.boolean, 1, "C"), VECTOR, VECTOR, numba.types.float64,
+             BOOL, numba.types.Array(numba.types.float64, 2, "C"), VECTOR)
 
 
 def _flag(name: str, value) -> bool:
@@ -42,6 +83,10 @@ class _PIDFeedback(ControlLaw):
     }
     defaults = {"ki": 0.0, "integral_limit": 0.1}  # rad s: bounded from the start
 
+    @classmethod
+    def warm_up(cls, notify=print) -> None:
+        PID.ready()
+
     def _configure(self, params: Mapping[str, Any]) -> None:
         n, joints = self.dof, self.model.joint_names
         kp, kd, ki = (gain(name, params[name], n) for name in ("kp", "kd", "ki"))
@@ -55,13 +100,13 @@ class _PIDFeedback(ControlLaw):
         if unbounded.size:
             raise ValueError(f"integral_limit for joint '{joints[unbounded[0]]}' is inf while ki "
                              "acts on it: an unbounded integral winds up (give a finite clamp)")
-        # element-wise product for a per-joint gain, matrix product for a full matrix (np.dot
-        # with out= is the quickest on these small sizes)
-        self._gains = [(g, np.multiply if g.ndim == 1 else np.dot) for g in (kp, kd, ki)]
+        self._gains = np.stack([np.diag(g) if g.ndim == 1 else g for g in (kp, kd, ki)])
+        self._full = np.array([g.ndim == 2 for g in (kp, kd, ki)])
         self._integrates = bool(np.any(integrated))
-        self._limit, self._negative_limit = limit, -limit
+        self._limit = limit
         self._integral = np.zeros(n)
-        self._e, self._ed, self._u, self._term = (np.empty(n) for _ in range(4))
+        self._work, self._u = np.empty((2, n)), np.empty(n)
+        PID.ready()  # at configure, not in the first cycle
 
     def reset(self) -> None:
         self._integral.fill(0.0)
@@ -73,18 +118,15 @@ class _PIDFeedback(ControlLaw):
 
     def _feedback(self, q, qd, q_des, qd_des, dt: float) -> np.ndarray:
         """Kp e + Kv ė (+ Ki ∫e) in a buffer that the next call overwrites."""
-        (kp, kp_times), (kd, kd_times), (ki, ki_times) = self._gains
-        e = np.subtract(q_des, q, out=self._e)
-        ed = np.subtract(qd_des, qd, out=self._ed)
-        u = kp_times(kp, e, out=self._u)
-        u += kd_times(kd, ed, out=self._term)
-        if self._integrates:
-            integral = self._integral
-            integral += np.multiply(e, dt, out=self._term)
-            np.minimum(integral, self._limit, out=integral)  # np.clip costs twice as much
-            np.maximum(integral, self._negative_limit, out=integral)
-            u += ki_times(ki, integral, out=self._term)
-        return u
+        if not (q.__class__ is qd.__class__ is q_des.__class__ is qd_des.__class__ is NDARRAY
+                and q.dtype is qd.dtype is q_des.dtype is qd_des.dtype is FLOAT64
+                and q.ndim == qd.ndim == q_des.ndim == qd_des.ndim == 1):
+            q, qd, q_des, qd_des = (np.asarray(x, dtype=float) for x in (q, qd, q_des, qd_des))
+            if not q.ndim == qd.ndim == q_des.ndim == qd_des.ndim == 1:
+                raise ValueError("expected q, qd, q_des and qd_des of one value per joint")
+        PID.call(q, qd, q_des, qd_des, self._gains, self._full, self._integral, self._limit,
+                 float(dt), self._integrates, self._work, self._u)
+        return self._u
 
 
 _FRICTION = {"friction": "compensate the model's joint friction (viscous and Coulomb)"}

@@ -9,11 +9,12 @@ into every kernel calling it, before typing (its untyped inlining: inlining afte
 ``register_jitable`` does, types the helper once per call site and made the task-space laws'
 compile three times as long). It is inlined by numba itself, before LLVM: a call between
 separately compiled functions costs a call and the reference counting of every array view passed
-(about 5-15 % of a call or of a batch row; the arithmetic is the same, the results identical). Inside a loop over joints or legs,
-index the 2-D array (``P[i, MASS]``) instead of taking a row view (``P[i]``), and give an inline
-helper the array and the row index: every view, and every array an inlined helper binds, costs two
-atomic reference-count updates that numba's pruning removes only in branch- and loop-free code,
-and each stalls the pipeline (a Newton–Euler row: 0.57 us with row views, 0.26 us without).
+(about 5-15 % of a call or of a batch row; the arithmetic is the same, the results identical).
+Inside a loop over joints or legs, index the 2-D array (``P[i, MASS]``) instead of taking a row
+view (``P[i]``), and give an inline helper the array and the row index: every view, and every
+array an inlined helper binds, costs two atomic reference-count updates that numba's pruning
+removes only in branch- and loop-free code, and each stalls the pipeline (a Newton–Euler row:
+0.57 us with row views, 0.26 us without).
 A single-state kernel takes its workspace from ``scratch``, on the machine stack: a heap array
 costs an allocation and its release in every call (0.04-0.06 us of a 0.5 us mass-matrix call).
 
