@@ -62,6 +62,7 @@ class Run:
     exits: list = field(default_factory=list)      # s from SIGINT to each process's end
     clean: bool = False
     why: str = ""
+    load: float = field(default_factory=lambda: os.getloadavg()[0])   # 1-min load at the start
 
 
 def missing_packages(launch_file: str) -> list[str]:
@@ -202,7 +203,7 @@ def main(argv=None) -> int:
             command = f"rm -rf {shlex.quote(str(load_cache))}; {args.load}"
             load = Load(f"bash -c {shlex.quote(command)}",
                         environment(NUMBA_CACHE_DIR=str(load_cache)))
-        probe, failed, rows = Probe("launch_under_load"), False, []
+        probe, failed, rows, every = Probe("launch_under_load"), False, [], []
         try:
             for launch_file in args.launch_files:
                 missing = missing_packages(launch_file)
@@ -221,6 +222,7 @@ def main(argv=None) -> int:
                         run = one_run(launch_file, env, log, probe, args.timeout,
                                       cache == "empty" and i < args.stop_mid_compile)
                         runs.append(run)
+                        every.append(run)
                         print(f"{launch_file} {cache} {i}: running after {run.running} s, "
                               f"compiled {run.compiled}, exits {[round(s, 2) for s in run.exits]}"
                               f"{'' if run.clean else ', FAILED: ' + run.why[-3000:]}", flush=True)
@@ -232,6 +234,9 @@ def main(argv=None) -> int:
             if load is not None:
                 load.stop()
     print(HEADER, *rows, sep="\n")
+    if every:
+        print(f"load: {args.load}; 1-min load average at the runs' starts: "
+              f"{_stats([r.load for r in every])} (median/max) on {os.cpu_count()} cores")
     return 1 if failed else 0
 
 
