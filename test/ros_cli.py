@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from robodyn_ros.apps.dev.ros2_cli import (LAUNCH_ITSELF, MARKER, PACKAGE, WAIT, Launch, Probe,  # noqa: F401
-                                           _prefixes, environment, ros2_executable)
+from robodyn_ros.apps.dev.ros2_cli import (LAUNCH_ITSELF, MARKER, NON_GAZEBO_PART, PACKAGE,  # noqa: F401
+                                           WAIT, Launch, Probe, _prefixes, environment,
+                                           ros2_executable)
 
 ROOT = Path(__file__).resolve().parents[1]
 _MODULES = ("ros2cli", "ros2launch", "launch_ros", "launch_testing", "ros2lifecycle", "ros2param",

@@ -69,6 +69,33 @@ _CLEAN = re.compile(r"\[INFO\] \[([\w.-]+)\]: process has finished cleanly \[pid
 _DIED = re.compile(r"\[ERROR\] \[([\w.-]+)\]: process has died \[pid (\d+), exit code (-?\d+)")
 
 
+#: A launch file starting only the non-Gazebo part of the Gazebo launch (``path`` formatted in):
+#: our managed controller with that launch's parameters and lifecycle events (which it starts
+#: once the effort controller is spawned), taken from its launch description as launch itself
+#: would take them. Where Gazebo and ros2_control are not installed, this is what can run.
+NON_GAZEBO_PART = '''
+import importlib.util
+
+from launch import LaunchDescription
+from launch.actions import RegisterEventHandler
+from launch_ros.actions import LifecycleNode
+
+
+def generate_launch_description():
+    spec = importlib.util.spec_from_file_location("gazebo_launch", {path!r})
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ours = []
+    for entity in module.generate_launch_description().entities:
+        if isinstance(entity, RegisterEventHandler):
+            actions = entity.event_handler.describe()[1]
+            if any(isinstance(a, LifecycleNode) for a in actions):
+                ours += actions
+    assert ours, "no managed node in {path}"
+    return LaunchDescription(ours)
+'''
+
+
 class Launch:
     """``argv`` (a ros2 launch command) running in its own process group, its output in ``log``."""
 
