@@ -115,7 +115,16 @@ def one_run(launch_file: str, argv: list[str], env: dict, log: Path, probe: Prob
     run, start = Run(mid_compile=stop_mid_compile), time.monotonic()
     launch = Launch(argv, log, env)
     try:
-        if stop_mid_compile:
+        return _started_and_stopped(launch, run, nodes, probe, start, timeout)
+    except BaseException:   # the tool interrupted: nothing of the run is left running
+        launch.kill()
+        raise
+
+
+def _started_and_stopped(launch: Launch, run: Run, nodes, probe: Probe, start: float,
+                         timeout: float) -> Run:
+    try:
+        if run.mid_compile:
             launch.wait_for_output(_COMPILING.pattern, timeout, probe.spin_once)
             probe.spin_for(2.0)   # into numba's compile proper
         else:
