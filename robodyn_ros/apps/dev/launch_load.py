@@ -157,6 +157,8 @@ def _started_and_stopped(launch: Launch, run: Run, nodes, probe: Probe, start: f
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")   # ros2 launch's own exit: counted below
             launch.assert_clean_exit(code)
+        if "user interrupted with ctrl-c (SIGINT)" not in launch.output():
+            raise AssertionError(f"ros2 launch did not take the Ctrl-C:\n{launch.tail()}")
         late = {n: round(s, 1) for n, s in ended.items() if s > GRACE}
         if late or "sending signal 'SIGTERM'" in launch.output():
             raise AssertionError(f"beyond the {GRACE} s grace: {late}:\n{launch.tail()}")

@@ -104,7 +104,8 @@ class Launch:
         self._file = open(log, "wb")
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._file,
                                         stderr=subprocess.STDOUT, env=env or environment(),
-                                        cwd=cwd, start_new_session=True)
+                                        cwd=cwd, start_new_session=True,
+                                        preexec_fn=_as_from_a_terminal)
 
     @classmethod
     def of(cls, launch_file: str, *arguments: str, log: Path, **kwargs) -> Launch:
@@ -216,6 +217,16 @@ class Launch:
                 pass
         self.process.wait(timeout=10)
         self._file.close()
+
+
+def _as_from_a_terminal() -> None:
+    """SIGINT and SIGTERM at their defaults in ros2 launch, as a terminal's shell starts it,
+    whatever the caller ignores: a background job of a script (``cmd &``, nohup) ignores SIGINT,
+    its children inherit that, and launch, which relies on the SIGINT handler Python installs
+    only where SIGINT is not ignored, then ignored Ctrl-C: it ended only when its nodes did, and
+    never while it waited for a node's answer (seen under launch-under-load)."""
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_DFL)
 
 
 def alive(pid: int) -> bool:
