@@ -5,7 +5,7 @@ which it does once its main loop runs), notes whether and how long a node compil
 warm-up's notice in the log), then stops it as Ctrl-C does (SIGINT to the process group, twice)
 and times each process's exit against ros2 launch's grace before it escalates to SIGTERM
 (its sigterm_timeout, 5 s). A run is clean when every process exited 0 within the grace, ros2
-launch exited 0 and nothing was left. ``--stop-mid-compile K``: the first K empty-cache runs are
+launch took the Ctrl-C and exited 0, and nothing was left. ``--stop-mid-compile K``: the first K empty-cache runs are
 stopped while a node compiles instead (where the old exit hang lived). Where Gazebo and
 ros2_control are not installed, puma560_gazebo.launch.py runs its non-Gazebo part (our controller
 with that launch's parameters and lifecycle events), and effort_feedforward.launch.py runs
@@ -64,7 +64,7 @@ class Run:
     mid_compile: bool = False         # stopped while compiling, not waited for
     started: bool = False
     running: float | None = None      # s from the launch to every node running
-    compiled: dict = field(default_factory=dict)   # node -> s its compile took (None: stopped)
+    compiled: dict = field(default_factory=dict)   # node -> s its compiles took (None: stopped)
     exits: list = field(default_factory=list)      # s from SIGINT to each process's end
     clean: bool = False
     launch_exit: int | None = 0       # ros2 launch's own, once its nodes exited cleanly (None: hung)
@@ -141,7 +141,8 @@ def _started_and_stopped(launch: Launch, run: Run, nodes, probe: Probe, start: f
         run.why = str(exc)
     text = launch.output()
     run.compiled = {n: None for n in _COMPILING.findall(text)}
-    run.compiled.update({n: float(s) for n, s in _COMPILED.findall(text)})
+    for node, took in _COMPILED.findall(text):   # a node may compile several groups in turn
+        run.compiled[node] = (run.compiled[node] or 0.0) + float(took)
     ended, interrupted = {}, time.monotonic()
 
     def note_exits():
