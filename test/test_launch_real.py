@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 import yaml
 
-from ros_cli import ROOT, WAIT, Launch, Probe, environment, require_tools, ros2_executable
+from ros_cli import (NON_GAZEBO_PART, ROOT, WAIT, Launch, Probe, environment, require_tools,
+                     ros2_executable)
 
 require_tools()
 
@@ -249,31 +250,6 @@ GAZEBO = "puma560_gazebo.launch.py"
 #: what puma560_gazebo.launch.py starts beyond our controller (package.xml declares them)
 GAZEBO_PACKAGES = ("ros_gz_sim", "ros_gz_bridge", "robot_state_publisher", "controller_manager",
                    "gz_ros2_control", "joint_state_broadcaster", "forward_command_controller")
-
-# A launch file starting only the non-Gazebo part of the Gazebo launch: our managed controller
-# with that launch's parameters and lifecycle events (which it starts once the effort controller
-# is spawned), taken from its launch description as launch itself would take them.
-NON_GAZEBO_PART = '''
-import importlib.util
-
-from launch import LaunchDescription
-from launch.actions import RegisterEventHandler
-from launch_ros.actions import LifecycleNode
-
-
-def generate_launch_description():
-    spec = importlib.util.spec_from_file_location("gazebo_launch", {path!r})
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    ours = []
-    for entity in module.generate_launch_description().entities:
-        if isinstance(entity, RegisterEventHandler):
-            actions = entity.event_handler.describe()[1]
-            if any(isinstance(a, LifecycleNode) for a in actions):
-                ours += actions
-    assert ours, "no managed node in {path}"
-    return LaunchDescription(ours)
-'''
 
 
 def _missing_packages(names) -> list[str]:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.srv import ChangeState
 from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
 
@@ -191,10 +193,11 @@ def test_the_controllers_first_cycles_compile_nothing(law):
     assert compiled_in_cycles == "[]", compiled_in_cycles
 
 
-def start_cold(namespace, cache):
+def start_cold(namespace, cache, *args):
     """stewart_platform as at the first start on a machine: an empty numba cache."""
     return subprocess.Popen(
-        [sys.executable, "-m", "robodyn_ros.nodes.stewart_platform", "--ros-args", "-r", f"__ns:={namespace}"],
+        [sys.executable, "-m", "robodyn_ros.nodes.stewart_platform", "--ros-args", "-r", f"__ns:={namespace}",
+         *args],
         cwd=ROOT, env={**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONFAULTHANDLER": "1"},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
@@ -205,6 +208,29 @@ def test_a_node_stopped_while_it_compiles_exits_without_finishing(tmp_path):
     ros2 launch's SIGINT and SIGTERM (issue 29 item 4). Now it leaves the compile where it is."""
     out = interrupted_after(start_cold("/stopped", tmp_path), "Compiling the Stewart-platform kernels",
                             timeout=120.0)
+    assert "Compiled the Stewart-platform kernels" not in out and "Traceback" not in out, out
+
+
+def test_a_managed_node_stopped_while_its_managers_configure_compiles_exits_without_finishing(
+        rig, tmp_path):
+    """Under ros2 launch the configure that compiles is launch's (``autostart`` false): it runs in
+    the main loop, where a signal only ended the loop after configure, so stewart_platform
+    outlived launch's SIGINT and SIGTERM and was killed (``robodyn-ros dev launch-under-load``,
+    every run stopped mid-compile). Now it leaves the compile where it is, as when it is made."""
+    proc = start_cold("/managed", tmp_path, "-p", "autostart:=false")
+    try:
+        wait_for_line(proc, "waiting for a lifecycle manager", timeout=120.0)
+        client = rig.probe.create_client(ChangeState, "/managed/stewart_platform/change_state")
+        rig.spin_until(client.service_is_ready, what="the node's change_state")
+        client.call_async(ChangeState.Request(
+            transition=Transition(id=Transition.TRANSITION_CONFIGURE)))
+        rig.spin_for(0.2)   # the request on its way
+        wait_for_line(proc, "Compiling the Stewart-platform kernels", timeout=120.0)
+    except AssertionError:
+        proc.kill()
+        raise
+    out = interrupt_twice(proc)
+    assert proc.returncode == 0, out
     assert "Compiled the Stewart-platform kernels" not in out and "Traceback" not in out, out
 
 

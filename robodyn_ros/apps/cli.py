@@ -29,7 +29,8 @@ COMMANDS = {
              "joint states flow at 1 kHz"),
     "soak": ("robodyn_ros.apps.soak", "the controller for an hour (--duration) as in service: "
              "states at 1 kHz, a goal every 2 s; RSS, CPU, threads, fds, gaps, outcomes per minute"),
-    "dev": ("robodyn_ros.apps.dev", "maintainers' tools: perf-page, param-tables"),
+    "dev": ("robodyn_ros.apps.dev", "maintainers' tools: perf-page, param-tables, "
+            "launch-under-load"),
 }
 MOVED_TO_DEV = ("perf-page", "param-tables")
 

@@ -13,6 +13,7 @@ through the standard ``~/change_state`` service.
 from __future__ import annotations
 
 import gc
+import threading
 
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
@@ -47,6 +48,9 @@ class ManagedNode(LifecycleNode):
         self._finalized = False
         self._owned = []  # what configure created and cleanup destroys: publishers, threads
         self._lasting = {}  # (kind, name) -> the subscription, service or timer (see _keep)
+        # set while configure runs (nothing commands yet): a signal then ends the process at once
+        # (spin, nodes/process.py), as while the node is made
+        self.configuring = threading.Event()
         self._change_state = self._service_change_state.callback
         self._service_change_state.callback = self._on_change_state
 
@@ -148,6 +152,7 @@ class ManagedNode(LifecycleNode):
         self.trigger_activate()
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.configuring.set()
         try:
             self.configure()
         except ValueError as exc:  # ConfigurationError and the loaders' errors
@@ -155,6 +160,8 @@ class ManagedNode(LifecycleNode):
             self.get_logger().error(f"configure failed: {exc}")
             self.teardown()
             return FAILURE
+        finally:
+            self.configuring.clear()
         self.configure_error = ""
         freeze_heap()  # what configure built (the model, the compiled kernels) stays
         return SUCCESS

@@ -1,8 +1,9 @@
 """A node's process: its main loop, its signals, its heap and its way out.
 
-``spin`` runs one node until SIGINT or SIGTERM. Signals only complete the future the main loop
-waits on: a KeyboardInterrupt raised inside a callback that C++ called aborts the process
-(pybind11 error_already_set), and ``ros2 launch`` sends SIGINT twice on Ctrl-C. The loop then
+``spin`` runs one node until SIGINT or SIGTERM. Signals complete the future the main loop
+waits on (or, while the node is made or configured, end the process at once) and raise nothing:
+a KeyboardInterrupt raised inside a callback that C++ called aborts the process (pybind11
+error_already_set), and ``ros2 launch`` sends SIGINT twice on Ctrl-C. The loop then
 takes the node through its shutdown transition (an active controller leaves its safe command) and
 the process exits 0.
 """
@@ -14,6 +15,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 import rclpy
@@ -46,29 +48,39 @@ def pin_mmap_threshold() -> bool:
 #: a timeout the call never returns and never fires timers; the timeout bounds nothing else, since
 #: a signal completes the future the loop waits on (_end_on_signals).
 SPIN_CALL = 60.0
+#: s a node stopped while it starts waits before it ends. launch_ros, which may be waiting for the
+#: node's answer to its configure request, looks once a second whether to abandon it: a node that
+#: ended at once, before that, made ros2 launch itself abort at its exit ("terminate called without
+#: an active exception", exit -6 or -11; 5 of 6 runs stopped mid-compile, 0 of 6 with 2 s).
+LINGER = 2.0
 #: s the way out (the safe command, release, the DDS participant's deletion) takes at most before
 #: every thread's stack is written to stderr
 TEARDOWN = 4.0
 
 
-def _end_on_signals(ended: Future, making: threading.Event) -> None:
+def _end_on_signals(ended: Future, starting: Callable[[], bool]) -> None:
     """SIGINT and SIGTERM complete ``ended`` at once, however many arrive. Python runs a signal
     handler only in the main thread, between bytecodes, and the main thread waits in C++ for the
     next event (an idle node has none): the signal's number, written to a pipe by the C-level
     handler (``signal.set_wakeup_fd``), wakes a thread that completes the future instead. A
     handler that raised would raise inside a callback called from C++ and abort the process (or,
-    inside one of llvmlite's ctypes callbacks, be printed and dropped). While ``making`` is set,
-    before that loop, the handler ends the process at once (exit 0): the node's configure may
+    inside one of llvmlite's ctypes callbacks, be printed and dropped). While ``starting()``
+    (the node is being made, or configured: autostart's configure before the loop, a lifecycle
+    manager's such as ros2 launch's inside it) the handler ends the process (exit 0) LINGER s
+    later, within launch's 5 s before SIGTERM, leaving the compile where it is: configure may
     compile the kernels for a minute from an empty numba cache, and a node that ran on to its end
-    outlived ``ros2 launch``'s SIGINT and SIGTERM and was killed. Nothing runs yet to be left
+    outlived ``ros2 launch``'s SIGINT and SIGTERM and was killed. Nothing commands yet to be left
     safe; numba writes each cache file whole (a new file renamed into place) or not at all."""
     read, write = os.pipe()
     os.set_blocking(write, False)
     signal.set_wakeup_fd(write)
 
     def on_signal(signum, _):   # installed so that the C-level handler writes the pipe
-        if making.is_set():
+        if starting():
+            for s in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(s, signal.SIG_IGN)
             os.write(2, f"{signal.Signals(signum).name} while starting: stopped\n".encode())
+            time.sleep(LINGER)
             os._exit(0)
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, on_signal)
@@ -86,11 +98,12 @@ def spin(make_node: Callable[[], object], args: Sequence[str] | None = None) -> 
     stopped answering, seen without stopping it)."""
     from rclpy.experimental import EventsExecutor
     ended, making = Future(), threading.Event()
-    _end_on_signals(ended, making)
+    node = executor = None
+    _end_on_signals(ended, lambda: making.is_set() or (isinstance(node, ManagedNode)
+                                                       and node.configuring.is_set()))
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     pin_mmap_threshold()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = executor = None
     try:
         making.set()
         try:
