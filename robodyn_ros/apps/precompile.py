@@ -72,12 +72,12 @@ def _cycle_steps_and_collisions():
 
 
 # name: what it compiles, largest first (the order they start in; CPU seconds from an empty
-# cache, 2026-11-28: 28, 28, 27, 19, 14, 12, 8): seven groups keep two workers within a few
-# seconds of each other
+# cache on a quiet 2-core machine, 2026-11-28: 26, 19, 18, 17, 11, 9, 8): seven groups keep two
+# workers within a few seconds of each other
 GROUPS = {
-    "operational-space law kernels": _operational_space,
-    "Cartesian-impedance law kernels": _cartesian_impedance,
     "dynamics kernels": _dynamics,
+    "Cartesian-impedance law kernels": _cartesian_impedance,
+    "operational-space law kernels": _operational_space,
     "regressor and adaptive-law kernels": _regressor_and_adaptive,
     "Stewart-platform kernels (the paper's legs)": _stewart("no_spin"),
     "Stewart-platform kernels (universal-joint legs)": _stewart("universal"),

@@ -126,8 +126,10 @@ TAU, LAST, RATE, V0 = range(4)   # rows of ``joint``
 
 
 def buffer_size(n: int) -> int:
-    """The length ``views`` lays out for n joints, measured on a buffer surely long enough."""
-    return views(np.empty(400 + 30 * (n + 1) ** 2), n)[-1]
+    """The length ``views`` lays out for n joints, measured on a buffer surely long enough (its
+    plain Python source, here and in the law: called compiled from Python, numba would compile it
+    apart, 1.2 s of every compile)."""
+    return views.py_func(np.empty(400 + 30 * (n + 1) ** 2), n)[-1]
 
 
 # ------------------------------------------------------------------ kernel pieces
@@ -588,7 +590,7 @@ class _TaskSpaceLaw(ControlLaw):
         self._buf = np.zeros(buffer_size(n))
         (self._pose, self._goal, _, self._held, self._goal_motion, _, _, _, self._gains, _, self._A,
          _, _, _, eigenvectors, _, self._J, _, _, _, posture_kp, posture_kd, joint, _,
-         _) = views(self._buf, n)
+         _) = views.py_func(self._buf, n)
         posture_kp[:] = np.diag(kp) if kp.ndim == 1 else kp
         posture_kd[:] = np.diag(kd) if kd.ndim == 1 else kd
         self._tau, self._last, self._rate = joint[TAU], joint[LAST:LAST + 1], joint[RATE]
@@ -768,7 +770,7 @@ class CartesianImpedance(_TaskSpaceLaw):
 LAWS = {"operational_space": OperationalSpace, "cartesian_impedance": CartesianImpedance}
 # CPU seconds of compiling each law's kernels from an empty cache (robodyn-ros compile's workers on
 # the quiet 2-core machine of doc/install.md, 2026-11-28): the estimate a node gives when it compiles
-COMPILE_SECONDS = {"operational_space": 28, "cartesian_impedance": 28}
+COMPILE_SECONDS = {"operational_space": 18, "cartesian_impedance": 19}
 
 
 def warm_up(notify=print, laws=tuple(LAWS)):
