@@ -39,15 +39,13 @@ from collections.abc import Mapping
 from numbers import Real
 from typing import Any
 
-import numba
 import numpy as np
 
 from ..dynamics.base_parameters import base_parameters
 from ..dynamics.inertial_parameters import parameter_names, standard_parameters
 from ..dynamics.regressor import BODY, WORKSPACE_COLUMNS, payload_into, regressor_into
-from ..plumbing.kernels import (
-    BOOL, C_MATRIX, FLOAT64, INDEX_VECTOR, INT, MATRIX, NDARRAY, PARAMETERS, VECTOR, Direct,
-    inline, kernel)
+from ..plumbing.kernels import (BOOL, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, INT, MATRIX, NDARRAY,
+                                PARAMETERS, VECTOR, Direct, inline, kernel)
 from .gains import check_definite, gain, per_joint
 from .law import ControlLaw
 from .laws import _FRICTION, _PIDFeedback, _flag
@@ -144,12 +142,11 @@ def base_step(P, q, qd, q_des, qd_des, qdd_des, dt, lam, kd, dead, adapted, gamm
     adapt(Y, columns, adapted, sd, dt, gamma, leakage, initial, low, high, estimate)
 
 
-_SECONDS = numba.types.float64
-_PAYLOAD_STEP = Direct(payload_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR, _SECONDS,
-                       VECTOR, MATRIX, VECTOR, BOOL, VECTOR, _SECONDS, VECTOR, VECTOR, VECTOR, VECTOR,
+_PAYLOAD_STEP = Direct(payload_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR, FLOAT,
+                       VECTOR, MATRIX, VECTOR, BOOL, VECTOR, FLOAT, VECTOR, VECTOR, VECTOR, VECTOR,
                        INDEX_VECTOR, C_MATRIX, C_MATRIX, C_MATRIX, VECTOR)
-_BASE_STEP = Direct(base_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR, _SECONDS,
-                    VECTOR, MATRIX, VECTOR, INT, VECTOR, _SECONDS, VECTOR, VECTOR, VECTOR, VECTOR,
+_BASE_STEP = Direct(base_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR, FLOAT,
+                    VECTOR, MATRIX, VECTOR, INT, VECTOR, FLOAT, VECTOR, VECTOR, VECTOR, VECTOR,
                     INDEX_VECTOR, C_MATRIX, C_MATRIX, C_MATRIX, VECTOR)
 
 

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from numbers import Real
 from typing import Any
 
-import numba
 import numpy as np
 
-from ..plumbing.kernels import BOOL, FLOAT64, NDARRAY, VECTOR, Direct, inline, kernel
+from ..plumbing.kernels import (BOOL, BOOL_VECTOR, C_ARRAY3, C_MATRIX, FLOAT, FLOAT64, NDARRAY, VECTOR,
+                                Direct, inline, kernel)
 from .gains import check_damping, check_definite, gain, per_joint
 from .law import ControlLaw
 
@@ -53,9 +53,8 @@ def pid_into(q, qd, q_des, qd_des, gains, full, integral, limit, dt, integrates,
             u[i] += gain_times(gains, 2, full, i, integral)
 
 
-PID = Direct(pid_into, VECTOR, VECTOR, VECTOR, VECTOR, numba.types.Array(numba.types.float64, 3, "C"),
-             numba.types.Array(numba.types.boolean, 1, "C"), VECTOR, VECTOR, numba.types.float64,
-             BOOL, numba.types.Array(numba.types.float64, 2, "C"), VECTOR)
+PID = Direct(pid_into, VECTOR, VECTOR, VECTOR, VECTOR, C_ARRAY3, BOOL_VECTOR, VECTOR, VECTOR, FLOAT,
+             BOOL, C_MATRIX, VECTOR)
 
 
 def _flag(name: str, value) -> bool:
@@ -106,7 +105,7 @@ class _PIDFeedback(ControlLaw):
         self._limit = limit
         self._integral = np.zeros(n)
         self._work, self._u = np.empty((2, n)), np.empty(n)
-        PID.ready()  # at configure, not in the first cycle
+        self.warm_up()  # at configure, not in the first cycle
 
     def reset(self) -> None:
         self._integral.fill(0.0)

@@ -37,7 +37,6 @@ the law has learned is no external torque.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from ..dynamics.base_parameters import base_parameters
@@ -45,7 +44,8 @@ from ..dynamics.inertial_parameters import BODY_COLUMNS, DRIVE_COLUMNS, paramete
 from ..dynamics.joint_frames import inertia, place_joint, rotate_back, to_parent
 from ..dynamics.layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR,
                                INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRE_ORIGIN, PRISMATIC, VISCOUS)
-from ..plumbing.kernels import BOOL, C_MATRIX, FLOAT64, INDEX_VECTOR, NDARRAY, VECTOR, Direct, inline, kernel
+from ..plumbing.kernels import (BOOL, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, NDARRAY, VECTOR, Direct,
+                                inline, kernel)
 from .gains import per_joint
 
 __all__ = ["MomentumObserver", "momentum_terms", "warm_up"]
@@ -188,10 +188,9 @@ def observer_step(P, rows, cols, estimate, q, qd, tau, dt, gain, friction, ws, s
         state[5, i] = qd[i]
 
 
-_SECONDS = numba.types.float64
 _MOMENTUM = Direct(momentum_one, C_MATRIX, VECTOR, VECTOR, BOOL, VECTOR, VECTOR)
 _STEP = Direct(observer_step, C_MATRIX, INDEX_VECTOR, INDEX_VECTOR, VECTOR, VECTOR, VECTOR, VECTOR,
-               _SECONDS, VECTOR, BOOL, C_MATRIX, C_MATRIX, VECTOR)
+               FLOAT, VECTOR, BOOL, C_MATRIX, C_MATRIX, VECTOR)
 _NOWHERE = np.zeros(0, dtype=np.intp)
 _NOTHING = np.zeros(0)
 

@@ -39,7 +39,6 @@ from collections.abc import Mapping
 from numbers import Real
 from typing import Any
 
-import numba
 import numpy as np
 
 from ..dynamics.crba import crba_into
@@ -47,8 +46,8 @@ from ..dynamics.forward import cholesky, cholesky_solve
 from ..dynamics.kinematics import frame_motion_into
 from ..dynamics.layout import CRBA_COLUMNS
 from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea_into
-from ..plumbing.kernels import (BOOL, FLOAT64, INT, NDARRAY, PARAMETER_VECTOR, PARAMETERS, VECTOR, Direct,
-                                inline, kernel)
+from ..plumbing.kernels import (BOOL, C_VECTOR, FLOAT, FLOAT64, INT, NDARRAY, PARAMETERS, PARAMETER_VECTOR,
+                                VECTOR, Direct, inline, kernel)
 from .gains import _numbers, check_definite, gain, per_joint
 from .law import ControlLaw
 from .laws import _FRICTION, _flag
@@ -489,12 +488,10 @@ def cartesian_impedance_step(P, q, qd, q_des, qd_des, qdd_des, dt, carrier, offs
         joint[LAST, i] = tau[i]
 
 
-_SECONDS = numba.types.float64
-_BUFFER = numba.types.Array(numba.types.float64, 1, "C")
 _OPERATIONAL = Direct(operational_space_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR,
-                      INT, PARAMETER_VECTOR, BOOL, INT, _SECONDS, _BUFFER)
+                      INT, PARAMETER_VECTOR, BOOL, INT, FLOAT, C_VECTOR)
 _IMPEDANCE = Direct(cartesian_impedance_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR,
-                    _SECONDS, INT, PARAMETER_VECTOR, BOOL, INT, _SECONDS, _SECONDS, BOOL, _BUFFER)
+                    FLOAT, INT, PARAMETER_VECTOR, BOOL, INT, FLOAT, FLOAT, BOOL, C_VECTOR)
 
 
 # ------------------------------------------------------------------ parameters

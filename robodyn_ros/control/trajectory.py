@@ -37,10 +37,9 @@ from __future__ import annotations
 import collections
 from collections.abc import Sequence
 
-import numba
 import numpy as np
 
-from ..plumbing.kernels import C_MATRIX, VECTOR, Direct, kernel
+from ..plumbing.kernels import C_ARRAY3, C_MATRIX, FLOAT, VECTOR, Direct, kernel
 from ..plumbing.reasons import bounded
 
 __all__ = ["JointTrajectory", "TrajectoryError", "TrajectorySampler", "limit_violation",
@@ -76,8 +75,7 @@ def sample_into(knots, origins, stacked, t, out):
             out[r, j] = value
 
 
-SAMPLE = Direct(sample_into, VECTOR, VECTOR, numba.types.Array(numba.types.float64, 3, "C"),
-                numba.types.float64, C_MATRIX)
+SAMPLE = Direct(sample_into, VECTOR, VECTOR, C_ARRAY3, FLOAT, C_MATRIX)
 
 
 class TrajectoryError(ValueError):

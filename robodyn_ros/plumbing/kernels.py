@@ -49,12 +49,16 @@ _OPTIONS = dict(cache=True, error_model="numpy", fastmath=False, nogil=True)
 
 
 
-# argument types of ``Direct`` signatures: float64 vectors and matrices of any layout, the packed
-# read-only parameter arrays (a serial arm's rows, a Stewart platform's vector), an index vector
-# (np.intp), an int, a bool
+# argument types of ``Direct`` signatures: float64 vectors and matrices of any layout, arrays the
+# caller allocated (C order), the packed read-only parameter arrays (a serial arm's rows, a Stewart
+# platform's vector), an index vector (np.intp), a float, an int, a bool and a vector of bools
 VECTOR = numba.types.Array(numba.types.float64, 1, "A")
 MATRIX = numba.types.Array(numba.types.float64, 2, "A")
-C_MATRIX = numba.types.Array(numba.types.float64, 2, "C")  # one the caller allocated, C order
+C_VECTOR = numba.types.Array(numba.types.float64, 1, "C")
+C_MATRIX = numba.types.Array(numba.types.float64, 2, "C")
+C_ARRAY3 = numba.types.Array(numba.types.float64, 3, "C")
+FLOAT = numba.types.float64
+BOOL_VECTOR = numba.types.Array(numba.types.boolean, 1, "C")
 PARAMETERS = numba.types.Array(numba.types.float64, 2, "C", readonly=True)
 PARAMETER_VECTOR = numba.types.Array(numba.types.float64, 1, "C", readonly=True)
 INDEX_VECTOR = numba.types.Array(numba.types.intp, 1, "A")
