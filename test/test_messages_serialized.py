@@ -10,9 +10,11 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from robodyn_ros.control import cycle_steps
 from robodyn_ros.nodes.controller_state import ControllerStatePublisher, SerializedState
 from robodyn_ros.nodes.messages import MAX_JOINT_STATE_NAMES, JointStateReader
-from robodyn_ros.nodes.serialized import SerializedFloat64MultiArray, SerializedJointState
+from robodyn_ros.nodes.serialized import SerializedFloat64MultiArray, SerializedJointState, serialized
+from robodyn_ros.plumbing.kernels import interpreted
 
 
 def _state(names, position, velocity, frame="", sec=12, nanosec=345, effort=()):
@@ -118,6 +120,58 @@ def test_a_big_endian_joint_state_is_deserialized():
     raw = _big_endian(["a", "b"], [1.5, -2.0], [0.25, 3.0], 7, 9)
     assert deserialize_message(raw, JointState).position.tolist() == [1.5, -2.0]  # the oracle
     _same(JointStateReader(JointState).read(raw), msg)
+
+
+def _takers(reader):
+    """reader.take through the machine code, and the same kernel's source run by the interpreter."""
+    source = interpreted(cycle_steps)["take_serialized_state"]
+
+    def interpreted_take(raw, match, q, qd):
+        stamp = np.zeros(2, dtype=np.int64)
+        if source(raw, np.frombuffer(reader._block, np.uint8), match, q, qd, stamp):
+            return tuple(stamp.tolist())
+        return None
+    return reader.take, interpreted_take
+
+
+@pytest.mark.parametrize("frame", ["", "b", "base_link", "x" * 7])  # every alignment after it
+@pytest.mark.parametrize("count", [1, 6, 9])
+def test_a_joint_state_naming_the_last_joints_is_taken_from_its_bytes(frame, count):
+    rng = np.random.default_rng(count)
+    names = [f"j{'x' * i}" for i in range(count)]
+    reader = JointStateReader(JointState)
+    reader.read(serialize_message(_state(names, np.zeros(count), np.zeros(count))))
+    match = rng.permutation(count)[:min(count, 6)]
+    msg = _state(names, rng.normal(size=count), rng.normal(size=count), frame, sec=2**31 - 1,
+                 nanosec=999_999_999, effort=rng.normal(size=count))
+    for take in _takers(reader):
+        q, qd = np.empty(match.size), np.empty(match.size)
+        assert tuple(take(serialize_message(msg), match, q, qd)) == (2**31 - 1, 999_999_999)
+        np.testing.assert_array_equal(q, np.asarray(msg.position)[match])
+        np.testing.assert_array_equal(qd, np.asarray(msg.velocity)[match])
+
+
+def test_only_a_finite_state_of_the_same_names_and_sizes_is_taken_from_its_bytes():
+    """Every other state is left to read() and the loop, which say why they refuse it."""
+    reader = JointStateReader(JointState)
+    reader.read(serialize_message(_state(["a", "b"], [0.0, 0.0], [0.0, 0.0])))
+    match = np.array([1, 0])
+    good = bytes(serialized(_state(["a", "b"], [1.0, 2.0], [3.0, 4.0])))   # exactly its bytes
+    refused = [serialize_message(_state(names, position, velocity)) for names, position, velocity in (
+        (["b", "a"], [1.0, 2.0], [3.0, 4.0]),            # other names
+        (["a", "bc"], [1.0, 2.0], [3.0, 4.0]),           # a name that extends one
+        (["a"], [1.0], [3.0]),                           # fewer
+        (["a", "b"], [1.0], [3.0, 4.0]),                 # a position missing
+        (["a", "b"], [1.0, 2.0], []),                    # no velocity
+        (["a", "b"], [1.0, 2.0, 5.0], [3.0, 4.0]),       # one position too many
+        (["a", "b"], [np.nan, 2.0], [3.0, 4.0]),
+        (["a", "b"], [1.0, 2.0], [3.0, -np.inf]))]
+    refused.append(_big_endian(["a", "b"], [1.0, 2.0], [3.0, 4.0], 1, 2))
+    refused += [good[:end] for end in range(len(good))]   # cut anywhere, to nothing
+    for take in _takers(reader):
+        assert take(good, match, np.empty(2), np.empty(2)) is not None
+        for raw in refused:
+            assert take(raw, match, np.empty(2), np.empty(2)) is None
 
 
 @pytest.mark.parametrize("n", [0, 1, 6, 7])

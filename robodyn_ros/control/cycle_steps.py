@@ -1,12 +1,14 @@
 """The control cycle's per-message steps as compiled calls: taking a joint state (the chain's
-joints picked from the message, checked for NaN and inf) and finishing the command (the law's
-effort checked for NaN and inf, clamped to the effort limits, put into joints order). In NumPy
-these were some ten calls of about a microsecond each per message; numba runs the plain loops
-below (``robodyn_ros.plumbing.kernels``), which the tests also run interpreted.
+joints picked from the message, checked for NaN and inf; straight from its serialized bytes when
+it names the joints the last one did) and finishing the command (the law's effort checked for NaN
+and inf, clamped to the effort limits, put into joints order). In NumPy these were some ten calls
+of about a microsecond each per message; numba runs the plain loops below
+(``robodyn_ros.plumbing.kernels``), which the tests also run interpreted.
 """
+import numba
 import numpy as np
 
-from ..plumbing.kernels import INDEX_VECTOR, VECTOR, Direct, kernel
+from ..plumbing.kernels import INDEX_VECTOR, VECTOR, Direct, inline, kernel
 from .trajectory import SAMPLE
 
 
@@ -33,7 +35,7 @@ def saturate_into(tau, limit, index, out):
     return clamped
 
 
-@kernel
+@inline
 def take_state(position, velocity, match, q, qd):
     """q[i] = position[match[i]] and qd[i] = velocity[match[i]] (``match``: the message's entry of
     each chain joint, every one within both vectors). Returns False when one of them is NaN or
@@ -48,8 +50,84 @@ def take_state(position, velocity, match, q, qd):
     return finite
 
 
+@inline
+def _u32(raw, at):
+    """The little-endian unsigned 32-bit integer at byte ``at``."""
+    return (np.int64(raw[at]) | np.int64(raw[at + 1]) << 8 | np.int64(raw[at + 2]) << 16
+            | np.int64(raw[at + 3]) << 24)
+
+
+@kernel
+def take_serialized_state(message, names, match, q, qd, stamp):
+    """take_state from the bytes of a serialized sensor_msgs/JointState (``message``, CDR) whose
+    name sequence is byte for byte ``names`` (its count, then its strings: the last state's, whose
+    ``match`` this is), with its header stamp into ``stamp`` (sec, nanosec). Returns False
+    (q, qd and stamp then hold nothing to use) unless the message is little-endian, has those
+    names, one position and one velocity per name within its bytes, and all of them finite: it is
+    then read field by field, which finds a new name list, or the reason to refuse it."""
+    raw = np.frombuffer(message, np.uint8)
+    size = raw.shape[0] - 4                    # the body, after the encapsulation's 4 bytes
+    if size < 12 or raw[1] != 1:
+        return False
+    at = _same_strings(raw, (12 + _u32(raw, 12) + 3) & ~3, size, names)   # after frame_id
+    if at < 0:
+        return False
+    n = _u32(names, 0)
+    body = raw[4:4 + (size & ~7)].view(np.float64)   # CDR aligns a double to 8 from the body
+    position, at = _doubles(raw, at, n, size)
+    velocity, at = _doubles(raw, at, n, size)
+    effort, at = _doubles(raw, at, -1, size)   # not taken; the message must hold it all the same
+    if position < 0 or velocity < 0 or effort < 0:
+        return False
+    stamp[0] = _u32(raw, 4) - (_u32(raw, 4) >> 31 << 32)   # int32
+    stamp[1] = _u32(raw, 8)
+    return take_state(body[position:position + n], body[velocity:velocity + n], match, q, qd)
+
+
+@inline
+def _same_strings(raw, at, size, names):
+    """The body offset after the sequence of strings at ``at`` if it is the one serialized in
+    ``names`` (count, then each string's size and bytes), else -1. The padding between strings
+    is not compared: a serializer leaves whatever its buffer held there."""
+    if at + 4 > size or _u32(raw, 4 + at) != _u32(names, 0):
+        return -1
+    k = 4                                      # in names, whose start is aligned as ``at`` is
+    for _ in range(_u32(names, 0)):
+        k = (k + 3) & ~3
+        length = _u32(names, k) + 4            # the size and the characters
+        if at + k + length > size:
+            return -1
+        for i in range(length):
+            if raw[4 + at + k + i] != names[k + i]:
+                return -1
+        k += length
+    return at + k
+
+
+@inline
+def _doubles(raw, at, n, size):
+    """The sequence of doubles whose count follows body offset ``at``: the index of its first
+    value among the body's doubles, and the offset after it; -1 (and ``size``) when its count is
+    not ``n`` (any count with -1) or it ends beyond the body's ``size`` bytes."""
+    at = (at + 3) & ~3
+    if at + 4 > size:
+        return -1, size
+    count = _u32(raw, 4 + at)
+    if n >= 0 and count != n:
+        return -1, size
+    at += 4
+    if count:
+        at = (at + 7) & ~7
+    if at + 8 * count > size:
+        return -1, size
+    return at >> 3, at + 8 * count
+
 # the loop's calls: float64 vectors and index vectors, which ControlLoop always passes
 TAKE_STATE = Direct(take_state, VECTOR, VECTOR, INDEX_VECTOR, VECTOR, VECTOR)
+# a message as rclpy's raw subscription gives it, the names' bytes, the match and the stamp's two ints
+TAKE_SERIALIZED_STATE = Direct(take_serialized_state, numba.types.Bytes(numba.types.uint8, 1, "C", readonly=True),
+                               numba.types.Array(numba.types.uint8, 1, "C", readonly=True),
+                               INDEX_VECTOR, VECTOR, VECTOR, numba.types.Array(numba.types.int64, 1, "C"))
 SATURATE = Direct(saturate_into, VECTOR, VECTOR, INDEX_VECTOR, VECTOR)
 
 
@@ -57,5 +135,6 @@ def warm_up() -> None:
     """Compile the calls now, or load them from numba's cache (a loop makes them every cycle):
     these two and the reference's sampling (``trajectory.SAMPLE``)."""
     TAKE_STATE.ready()
+    TAKE_SERIALIZED_STATE.ready()
     SATURATE.ready()
     SAMPLE.ready()

@@ -298,6 +298,27 @@ class ControlLoop:
         if not TAKE_STATE.call(position, velocity, match, q, qd):
             return self.reject(f"joint state has NaN or inf: position {bounded(q)}, "
                                 f"velocity {bounded(qd)}")
+        if self.takes_effort:
+            effort = None if effort is None else _vector(effort)
+            effort = effort[match] if effort is not None and effort.shape == (n,) else None
+        return self.take_state(q, qd, stamp, effort)
+
+    @property
+    def match(self) -> np.ndarray | None:
+        """Where the chain's joints are among the names of the last state given to set_state (an
+        index vector), None when those did not name them all."""
+        return None if isinstance(self._match, Rejection) else self._match
+
+    @property
+    def takes_effort(self) -> bool:
+        """Whether a state's measured effort is used (the collision guard's observer takes it)."""
+        return self.guard is not None and self.guard.measured
+
+    def take_state(self, q: np.ndarray, qd: np.ndarray, stamp: float = 0.0,
+                   effort: np.ndarray | None = None) -> Accepted | Rejection:
+        """A measured state already picked into chain order and found finite (set_state's, or an
+        adapter's that read it from the message's bytes at :attr:`match`): ``q`` and ``qd`` are
+        kept, not copied; ``effort`` in chain order when :attr:`takes_effort`, else None."""
         now = self._clock()
         if stamp and now - stamp > self.state_timeout:   # a stalled publisher's backlog
             return self.reject(f"joint state stamped {now - stamp:.3g} s before it arrived, more "
@@ -307,9 +328,8 @@ class ControlLoop:
         back = before is not None and t < before - self.state_timeout
         self.q, self.qd, self.stamp, self._latest = q, qd, stamp, t
         self.received = self._steady()
-        if self.guard is not None and self.guard.measured:
-            effort = None if effort is None else _vector(effort)
-            self.guard.measure(effort[match] if effort is not None and effort.shape == (n,) else None)
+        if self.takes_effort:
+            self.guard.measure(effort)
         if self._sampler is None:  # hold the position it started in
             self._sampler = TrajectorySampler(self.model.joint_names, q, now,
                                               max_pieces=self.max_trajectory_points + 2)

@@ -24,7 +24,8 @@ from ..control.cycle_timing import CycleTiming
 from ..control.goal import PATH_TOLERANCE_VIOLATED, Tolerances
 from ..control.joints import JointOrder
 from ..control.law import warm_up_laws
-from ..control.loop import LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure, Rejection, Stale
+from ..control.loop import (LOOP_SETTINGS, WARN, Accepted, Command, ControlLoop, LawFailure,
+                            Rejection, Stale)
 from ..dynamics import warm_up
 from .parameters import controller_schema, node_schema
 from .common import Diagnostics, second_writers, seconds_clock, stamp_parts, stamp_seconds, unanswered
@@ -37,7 +38,7 @@ from .lifecycle import SUCCESS, ManagedNode
 from .process import spin
 from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, JointStateReader, trajectory_from_serialized,
                        trajectory_sizes)
-from .serialized import SerializedFloat64MultiArray
+from .serialized import SerializedFloat64MultiArray, Time
 from .trajectory_action import DEACTIVATED, TrajectoryAction
 from .watchdog import WatchdogThread
 
@@ -100,6 +101,7 @@ class ComputedTorqueController(ManagedNode):
         self._state = self.own(ControllerStatePublisher(self, self.joints))
         # raw: read straight from the bytes, a tenth of what rclpy's message conversion costs
         self._joint_states = JointStateReader(JointState)
+        self._taken = None   # the reader's names the loop last took a state of
         self.subscribe(JointState, "joint_states", self._on_joint_state, raw=True)
         # raw: the size is judged before a flood of points is read, and points are read as arrays
         self.subscribe(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, raw=True)
@@ -178,13 +180,7 @@ class ComputedTorqueController(ManagedNode):
     # ------------------------------------------------------------------ inputs
     def _on_joint_state(self, raw: bytes):
         start = perf_counter()  # a cycle is timed from its joint state's arrival to its command
-        try:
-            header, names, position, velocity, effort = self._joint_states.read(raw)
-            stamp = stamp_seconds(header, "header.stamp")
-        except ValueError as exc:
-            return self.loop.reject(f"joint state: {exc}")
-        with self._lock:  # against the watchdog's thread
-            result = self.loop.set_state(names, position, velocity, stamp, effort)
+        header, result = self._take_state(raw)
         if isinstance(result, Rejection):
             return
         self._state_time = header
@@ -199,6 +195,29 @@ class ComputedTorqueController(ManagedNode):
             self._cartesian.before_cycle()  # a Cartesian trajectory sampled at the state
             self._publish(self.loop.cycle())
             self._timing.record(start, perf_counter())
+
+    def _take_state(self, raw: bytes) -> tuple[Time | None, Accepted | Rejection]:
+        """The joint state ``raw`` into the loop: straight from its bytes in one compiled call
+        when it names the joints the last state taken did, else read field by field (new names, a
+        misshapen or non-finite state: the reason to refuse it)."""
+        loop, reader = self.loop, self._joint_states
+        try:
+            if reader.names is self._taken and not loop.takes_effort:
+                q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: the loop keeps them
+                header = reader.take(raw, loop.match, q, qd)
+                if header is not None:
+                    stamp = stamp_seconds(header, "header.stamp")
+                    with self._lock:  # against the watchdog's thread
+                        return header, loop.take_state(q, qd, stamp)
+            header, names, position, velocity, effort = reader.read(raw)
+            stamp = stamp_seconds(header, "header.stamp")
+        except ValueError as exc:
+            return None, loop.reject(f"joint state: {exc}")
+        with self._lock:
+            result = loop.set_state(names, position, velocity, stamp, effort)
+        if not isinstance(result, Rejection):
+            self._taken = names   # the loop's match is for these names now
+        return header, result
 
     def _on_trajectory(self, raw: bytes):
         try:

@@ -12,6 +12,8 @@ import numpy as np
 from rclpy.serialization import deserialize_message
 
 from ..control import JointTrajectory, TrajectoryError
+from ..control.cycle_steps import TAKE_SERIALIZED_STATE
+from ..control.cycle_steps import warm_up as warm_up_cycle_steps
 from .common import stamp_parts, stamp_seconds
 from .serialized import Time, read_stamp
 
@@ -192,13 +194,20 @@ class JointStateReader:
     """Serialized sensor_msgs/JointState into (stamp, names, position, velocity, effort), the arrays as
     views of the bytes. At 1 kHz rclpy's conversion into a message object (a header, a name list,
     four arrays, every field through its checking setter) costs a controller more than its law;
-    a driver sends the same names every time, so they are decoded only when their bytes change.
+    a driver sends the same names every time, so they are decoded only when their bytes change
+    and ``names`` stays the same list while they are the same (the padding between the strings,
+    which serializers leave unwritten, may differ); :meth:`take` takes such a state in one
+    compiled call.
     Big-endian bytes are deserialized. ValueError when the bytes end early or name more than
     MAX_JOINT_STATE_NAMES joints."""
 
     def __init__(self, message_type):
         self._type = message_type
-        self._block, self._names = b"", []
+        self.names: list[str] = []
+        self._block = bytes(4)   # the names' bytes: their count (none yet), then the strings
+        self._block_array = np.frombuffer(self._block, np.uint8)   # the same, for the kernel
+        self._stamp = np.zeros(2, dtype=np.int64)
+        warm_up_cycle_steps()
 
     def read(self, raw: bytes) -> tuple[Time, list[str], np.ndarray, np.ndarray, np.ndarray]:
         if raw[1:2] != b"\x01":
@@ -210,17 +219,19 @@ class JointStateReader:
             body = memoryview(raw)[4:]
             stamp = Time(*_STAMP.unpack_from(body, 0))
             start = (12 + _U32.unpack_from(body, 8)[0] + 3) & ~3   # after frame_id
-            count = _U32.unpack_from(body, start)[0]
-            start += 4
             block = self._block
-            if count == len(self._names) and body[start:start + len(block)] == block:
+            if body[start:start + len(block)] == block:
                 pos = start + len(block)
-            elif count > MAX_JOINT_STATE_NAMES:
-                raise ValueError(f"{count} names, more than the {MAX_JOINT_STATE_NAMES} a joint "
-                                 "state may have")
             else:
-                self._names, pos = _strings(body, _reader(raw)[1], start, count)
+                count = _U32.unpack_from(body, start)[0]
+                if count > MAX_JOINT_STATE_NAMES:
+                    raise ValueError(f"{count} names, more than the {MAX_JOINT_STATE_NAMES} a "
+                                     "joint state may have")
+                names, pos = _strings(body, _reader(raw)[1], start + 4, count)
+                if names != self.names:   # not only other padding between the strings
+                    self.names = names
                 self._block = bytes(body[start:pos])
+                self._block_array = np.frombuffer(self._block, np.uint8)
             arrays = []
             for _ in range(3):   # position, velocity, effort: a count, doubles aligned to 8 bytes
                 pos = (pos + 3) & ~3
@@ -232,7 +243,16 @@ class JointStateReader:
                 pos += 8 * n
         except struct.error as exc:
             raise ValueError(f"a serialized JointState ends early: {exc}") from exc
-        return (stamp, self._names, *arrays)
+        return (stamp, self.names, *arrays)
+
+    def take(self, raw: bytes, match: np.ndarray, q: np.ndarray, qd: np.ndarray) -> Time | None:
+        """The stamp of the state ``raw``, with q and qd written from its position and velocity
+        at ``match`` (where the chain's joints are among ``names``), when it names the joints the
+        last one read did, little-endian, with one finite position and velocity per name
+        (``cycle_steps.take_serialized_state``); None otherwise: :meth:`read` it."""
+        if TAKE_SERIALIZED_STATE.call(raw, self._block_array, match, q, qd, self._stamp):
+            return Time(*self._stamp.tolist())
+        return None
 
 
 def _strings_end(u32, pos, count) -> int:
