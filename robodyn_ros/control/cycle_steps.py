@@ -122,12 +122,32 @@ def _doubles(raw, at, n, size):
         return -1, size
     return at >> 3, at + 8 * count
 
+@kernel
+def state_into(out, starts, q_des, qd_des, qdd_des, q, qd, effort, index):
+    """A cycle's state into ``out`` as a JointTrajectoryControllerState carries it, in joints
+    order: from ``starts[0]``, ``starts[1]``, ... the reference's position, velocity and
+    acceleration, the measured position and velocity, the position and velocity errors (chain
+    order, taken at ``index``: the chain joint of each joints-order entry), then ``effort``
+    (joints order already)."""
+    for k in range(index.shape[0]):
+        i = index[k]
+        out[starts[0] + k] = q_des[i]
+        out[starts[1] + k] = qd_des[i]
+        out[starts[2] + k] = qdd_des[i]
+        out[starts[3] + k] = q[i]
+        out[starts[4] + k] = qd[i]
+        out[starts[5] + k] = q_des[i] - q[i]
+        out[starts[6] + k] = qd_des[i] - qd[i]
+        out[starts[7] + k] = effort[k]
+
+
 # the loop's calls: float64 vectors and index vectors, which ControlLoop always passes
 TAKE_STATE = Direct(take_state, VECTOR, VECTOR, INDEX_VECTOR, VECTOR, VECTOR)
 # a message as rclpy's raw subscription gives it, the names' bytes, the match and the stamp's two ints
 TAKE_SERIALIZED_STATE = Direct(take_serialized_state, numba.types.Bytes(numba.types.uint8, 1, "C", readonly=True),
                                numba.types.Array(numba.types.uint8, 1, "C", readonly=True),
                                INDEX_VECTOR, VECTOR, VECTOR, numba.types.Array(numba.types.int64, 1, "C"))
+STATE_INTO = Direct(state_into, VECTOR, INDEX_VECTOR, *[VECTOR] * 6, INDEX_VECTOR)
 SATURATE = Direct(saturate_into, VECTOR, VECTOR, INDEX_VECTOR, VECTOR)
 
 
@@ -136,5 +156,6 @@ def warm_up() -> None:
     these two and the reference's sampling (``trajectory.SAMPLE``)."""
     TAKE_STATE.ready()
     TAKE_SERIALIZED_STATE.ready()
+    STATE_INTO.ready()
     SATURATE.ready()
     SAMPLE.ready()

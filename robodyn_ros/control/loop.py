@@ -143,7 +143,7 @@ class ControlLoop:
                  log: Callable[[str], None] = lambda line: None,
                  law_class: Callable[[str], type[ControlLaw]] = load_law,
                  max_trajectory_points: int = 10_000, position_limit_margin: float = 0.0,
-                 links=None):
+                 links=None, effort_out: np.ndarray | None = None):
         self.model, self.order = model, order
         self._links = tuple(links) if links else tuple(model.joint_names)  # each joint moves
         self.guard: CollisionGuard | None = None
@@ -184,7 +184,10 @@ class ControlLoop:
         self._match: np.ndarray | Rejection = Rejection("no joint state yet")
         self._last_t: float | None = None
         self._timeout_effort = np.zeros(n)
-        self._effort = np.empty(n)
+        # the efforts each cycle writes (joints order): a node passes its serialized command's
+        # values, so that publishing copies nothing
+        self._effort = np.empty(n) if effort_out is None else effort_out
+        self._command = Command(self._effort)
         warm_up_cycle_steps()  # compiled at setup: loaded now, not in the first cycle
         self._window = _Window(steady())
         self._reported = (0, 0, 0)  # saturations, rejections, law failures at the last report
@@ -513,12 +516,14 @@ class ControlLoop:
             self.rejected(reason)
             self._set_timeout_effort()
             result = LawFailure(self.order.from_chain(self._timeout_effort), reason)
-            self._applied[:] = self._timeout_effort
+            if guard is not None:
+                self._applied[:] = self._timeout_effort
         else:
             if clamped:
                 self._count_saturation(tau)
-            result = Command(self._effort)
-            self._applied[self.order.index] = self._effort
+            result = self._command
+            if guard is not None:   # the torque the observer integrates at the next cycle
+                self._applied[self.order.index] = self._effort
         w = self._window
         w.cycles += 1
         w.add("compute", computed - start)

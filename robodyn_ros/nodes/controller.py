@@ -85,17 +85,18 @@ class ComputedTorqueController(ManagedNode):
         warm_up(notify=self.get_logger().info, forward=False)
         warm_up_laws(notify=self.get_logger().info)
         order, chain = JointOrder(self.model.joint_names, p["joints"]), chain_of(p, self._published)
+        self._command = SerializedFloat64MultiArray(self.model.dof)
         self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
                                 p["state_timeout"], clock=self._now, log=self.get_logger().warning,
                                 max_trajectory_points=p["max_trajectory_points"],
                                 position_limit_margin=p["position_limit_margin"],
-                                links=[joint.child for joint in chain.movable])
+                                links=[joint.child for joint in chain.movable],
+                                effort_out=self._command.values)  # a cycle writes the message
         self.joints = list(order.names)
         # the last valid state's header stamp (echoed by the state); rate 0: the last one answered
         self._state_time = self._answered = None
         self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
         self._timing = CycleTiming(NAME, self._rate)  # each cycle's execution time and period
-        self._command = SerializedFloat64MultiArray(self.model.dof)
         self._command_pub = self.own(self.create_publisher(Float64MultiArray,
                                                              p["command_topic"], 10))
         self._state = self.own(ControllerStatePublisher(self, self.joints))
@@ -287,7 +288,8 @@ class ComputedTorqueController(ManagedNode):
     def _publish_effort(self, effort: np.ndarray, command=None):
         """``command``: the serialized message to write (the watchdog's thread has its own)."""
         command = self._command if command is None else command
-        command.values[:] = effort
+        if effort is not command.values:   # a cycle's command is written there already
+            command.values[:] = effort
         self._command_pub.publish(bytes(command))
 
     def _timing_report(self):

@@ -12,6 +12,8 @@ import array
 import numpy as np
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from ..control.cycle_steps import STATE_INTO
+from ..control.cycle_steps import warm_up as warm_up_cycle_steps
 from .messages import JointTrajectoryControllerState
 from .serialized import located, markers, serialized, write_stamp
 
@@ -45,17 +47,22 @@ class SerializedState:
         for (point, field), v in zip(_FIELDS, values):
             setattr(points[point], field, array.array("d", v))
         self._raw = serialized(msg)
-        self._fields = located(self._raw, values)
+        # every double of the message's body (CDR aligns a double to 8 from the body's start, 4
+        # bytes into the message), and where each field starts among them
+        self._body = np.frombuffer(self._raw, "<f8", (len(self._raw) - 4) // 8, 4)
+        offsets = [field.ctypes.data - self._body.ctypes.data
+                   for field in located(self._raw, values)]
+        self._starts = np.array([offset // 8 for offset in offsets], dtype=np.intp)
+        if any(offset % 8 for offset in offsets):
+            raise RuntimeError("serialized controller state: a field is not aligned to 8 bytes")
+        warm_up_cycle_steps()
 
     def write(self, stamp, reference, q, qd, effort, index) -> bytes:
         """The message for (sec, nanosec) ``stamp``; the chain-order arrays are taken at
-        ``index`` (joints order), ``effort`` is in joints order already."""
-        q_des, qd_des, qdd_des = reference
+        ``index`` (joints order), ``effort`` is in joints order already (one compiled call,
+        ``cycle_steps.state_into``: field by field in NumPy it cost 3.9 us)."""
         write_stamp(self._raw, *stamp)
-        for field, values in zip(self._fields, (q_des, qd_des, qdd_des, q, qd, q_des - q,
-                                                qd_des - qd)):
-            field[:] = values[index]
-        self._fields[-1][:] = effort
+        STATE_INTO.call(self._body, self._starts, *reference, q, qd, effort, index)
         return bytes(self._raw)
 
 
