@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 
 from robodyn_ros.control.law import ControlLaw, UnknownLawError, available_laws, load_law
+from robodyn_ros.control import laws
+from robodyn_ros.control.cycle_steps import SATURATE
 from robodyn_ros.control.laws import ComputedTorque, Feedforward, GravityCompensation, PDGravity
 from robodyn_ros.dynamics import RobotModel
+from robodyn_ros.plumbing.kernels import interpreted
 
 PUMA_YAML = Path(__file__).resolve().parents[1] / "config" / "puma560_dh.yaml"
 # A spatial arm with a prismatic joint, armature and asymmetric friction on every joint: the terms
@@ -89,6 +92,41 @@ def test_computed_torque_integral_enters_the_commanded_acceleration():
     e = q_des - q
     expected = qdd_des + 20.0 * (qd_des - qd) + 100.0 * e + ki * (steps * dt * e)
     np.testing.assert_allclose(ARM.forward_dynamics(q, qd, tau), expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("model", MODELS.values(), ids=MODELS.keys())
+@pytest.mark.parametrize("kind", ["per_joint", "matrix"])
+@pytest.mark.parametrize("friction", [True, False])
+def test_the_loops_one_call_equals_compute_then_saturate(model, kind, friction):
+    """compute_saturated (the control loop's path) against compute and the loop's saturate_into,
+    bit for bit: the torque, the clamped efforts in joints order, the integral it carries on; and
+    the kernel's source, interpreted, the same."""
+    params = {**gains(kind, model.dof)[0], "ki": 3.0, "integral_limit": 0.05, "friction": friction}
+    source = interpreted(laws)["computed_torque_into"]
+    n = model.dof
+    index = RNG.permutation(n)
+    one, two, three = (ComputedTorque(model, params) for _ in range(3))
+    for step in range(5):
+        q, qd, *reference = random_state(n)
+        reference = np.array(reference)
+        tau = one.compute(q, qd, *reference, 0.01)
+        limit = np.abs(tau) * np.where(np.arange(n) % 2, 0.5, 1.5)   # every other one clamped
+        expected = np.empty(n)
+        clamped = SATURATE.call(tau, limit, index, expected)
+        effort = np.empty(n)
+        assert two.compute_saturated(q, qd, reference, 0.01, limit, index, effort) == clamped
+        np.testing.assert_array_equal(two.torque, tau)
+        np.testing.assert_array_equal(effort, expected)
+        np.testing.assert_array_equal(two.integral, one.integral)
+        assert clamped == n // 2
+        mode = three._mode
+        interpreted_effort = np.empty(n)
+        assert source(model.params, mode, q, qd, reference, three._gains, three._full,
+                      three._integral, three._limit, 0.01, three._integrates, three._work,
+                      three._v, three.torque, limit, index, interpreted_effort) == clamped
+        np.testing.assert_allclose(interpreted_effort, expected, rtol=1e-12, atol=1e-12)
+    q[0] = np.nan
+    assert two.compute_saturated(q, qd, reference, 0.01, limit, index, effort) == -1
 
 
 # ------------------------------------------------------------------ PD + gravity, feedforward

@@ -12,8 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..plumbing.kernels import (BOOL, BOOL_VECTOR, C_ARRAY3, C_MATRIX, FLOAT, FLOAT64, NDARRAY, VECTOR,
-                                Direct, inline, kernel)
+from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea
+from ..plumbing.kernels import (BOOL, BOOL_VECTOR, C_ARRAY3, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, INT,
+                                NDARRAY, PARAMETERS, VECTOR, Direct, inline, kernel)
+from .cycle_steps import saturate_into
 from .gains import check_damping, check_definite, gain, per_joint
 from .law import ControlLaw
 
@@ -55,6 +57,26 @@ def pid_into(q, qd, q_des, qd_des, gains, full, integral, limit, dt, integrates,
 
 PID = Direct(pid_into, VECTOR, VECTOR, VECTOR, VECTOR, C_ARRAY3, BOOL_VECTOR, VECTOR, VECTOR, FLOAT,
              BOOL, C_MATRIX, VECTOR)
+
+
+@kernel
+def computed_torque_into(P, mode, q, qd, reference, gains, full, integral, limit, dt, integrates,
+                         work, v, tau, effort_limit, index, effort):
+    """ComputedTorque.compute at the reference's rows ``reference`` (3, n: q_d, q̇_d, q̈_d) into
+    ``tau``, then the loop's saturate_into of it into ``effort``, in one call (``v`` takes the
+    commanded acceleration): the 1 kHz path, where the law's Python between its compiled calls
+    cost more than they did. Returns saturate_into's count (-1: tau has NaN or inf)."""
+    pid_into(q, qd, reference[0], reference[1], gains, full, integral, limit, dt, integrates,
+             work, v)
+    for j in range(v.shape[0]):
+        v[j] += reference[2, j]
+    rnea(P, q, qd, v, NO_WRENCH, mode, tau)
+    return saturate_into(tau, effort_limit, index, effort)
+
+
+COMPUTED_TORQUE = Direct(computed_torque_into, PARAMETERS, INT, VECTOR, VECTOR, C_MATRIX, C_ARRAY3,
+                         BOOL_VECTOR, VECTOR, VECTOR, FLOAT, BOOL, C_MATRIX, VECTOR, VECTOR, VECTOR,
+                         INDEX_VECTOR, VECTOR)
 
 
 def _flag(name: str, value) -> bool:
@@ -150,10 +172,32 @@ class ComputedTorque(_InverseDynamicsFeedback):
     is ë + Kv ė + Kp e (+ Ki ∫e) = 0 (eq. 4.3).
     """
 
+    @classmethod
+    def warm_up(cls, notify=print) -> None:
+        super().warm_up(notify)
+        COMPUTED_TORQUE.ready()
+
+    def _configure(self, params):
+        super()._configure(params)
+        self._mode = GRAVITY | (FRICTION if self._friction else 0)
+        self._v, self.torque = np.empty(self.dof), np.empty(self.dof)
+
     def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
         v = self._feedback(q, qd, q_des, qd_des, dt)
         v += qdd_des
         return self.model.inverse_dynamics(q, qd, v, friction=self._friction)
+
+    def compute_saturated(self, q, qd, reference, dt, limit, index, effort) -> int:
+        """The control loop's path, one compiled call (``computed_torque_into``): :meth:`compute`
+        at ``reference`` (3, n rows q_d, q̇_d, q̈_d) into ``torque``, clamped to ±``limit`` into
+        ``effort`` in joints order (``index``: the chain joint of each entry). Returns the
+        number of joints clamped, -1 when ``torque`` has NaN or inf. The caller passes float64
+        arrays of this arm (q, qd, limit, effort vectors; ``reference`` C-ordered; an intp
+        ``index``)."""
+        return COMPUTED_TORQUE.call(self.model.params, self._mode, q, qd, reference, self._gains,
+                                    self._full, self._integral, self._limit, float(dt),
+                                    self._integrates, self._work, self._v, self.torque, limit,
+                                    index, effort)
 
 
 class PDGravity(_PIDFeedback):

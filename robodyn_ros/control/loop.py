@@ -168,7 +168,11 @@ class ControlLoop:
         self.stamp = 0.0  # its header stamp in seconds; 0 for an unstamped state
         self._latest: float | None = None  # its time (the stamp, else the clock at arrival)
         self.received: float | None = None  # steady time of the last valid state
-        self.reference: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # last cycle's
+        # the last cycle's (q_d, q̇_d, q̈_d); a trajectory's is sampled into the rows of _samples,
+        # which the next cycle overwrites
+        self.reference: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._samples = np.empty((3, n))
+        self._sampled = tuple(self._samples)
         # called whenever a joint reference takes over from a task-space law's Cartesian target
         self.on_joint_reference: Callable[[], None] = lambda: None
         # called with the CollisionEvent in the cycle that detects a collision
@@ -485,29 +489,33 @@ class ControlLoop:
         t = self.time = self.stamp or self._clock()
         dt = 0.0 if self._last_t is None else max(t - self._last_t, 0.0)
         self._last_t = t
-        reference = self._setpoint or self._sampler.sample(t)
-        self.reference = reference
+        reference = self.reference = self._reference_at(t)
         law = self._law if self.enabled else self._gravity
         guard = self.guard
         if guard is not None:
             if guard.observe(t, self.q, self.qd, self._applied):
                 self._collision()
-                reference = self._setpoint or self._sampler.sample(t)   # a stop holds from now
-                self.reference = reference
+                reference = self.reference = self._reference_at(t)   # a stop holds from now
             if guard.reacting:
                 law = guard
         try:
-            tau = law.compute(self.q, self.qd, *reference, dt)
-            bad = self._unusable(tau)
-            if not bad and tau.dtype is not FLOAT64:  # a law may compute in another type
-                tau = tau.astype(np.float64)
+            saturated = getattr(law, "compute_saturated", None)
+            if saturated is not None and reference is self._sampled:   # one compiled call
+                clamped = saturated(self.q, self.qd, self._samples, dt, self._limit,
+                                    self.order.index, self._effort)
+                tau, bad = law.torque, ""
+            else:
+                tau = law.compute(self.q, self.qd, *reference, dt)
+                bad = self._unusable(tau)
+                if not bad:
+                    if tau.dtype is not FLOAT64:  # a law may compute in another type
+                        tau = tau.astype(np.float64)
+                    # checked for NaN and inf, saturated and put into joints order in one call
+                    clamped = SATURATE.call(tau, self._limit, self.order.index, self._effort)
         except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
             bad = f"raised {exc!r}"
-        if not bad:
-            # checked for NaN and inf, saturated and put into joints order in one call
-            clamped = SATURATE.call(tau, self._limit, self.order.index, self._effort)
-            if clamped < 0:
-                bad = f"returned NaN or inf {bounded(tau)}"
+        if not bad and clamped < 0:
+            bad = f"returned NaN or inf {bounded(tau)}"
         computed = time.perf_counter()
         if bad:
             self.law_failures += 1
@@ -531,6 +539,13 @@ class ControlLoop:
         if self.stamp:
             w.add("latency", self._clock() - self.stamp)
         return result
+
+    def _reference_at(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The reference point set, or the trajectory's at ``t`` in the rows of _samples."""
+        if self._setpoint is not None:
+            return self._setpoint
+        self._sampler.sample_into(t, self._samples)
+        return self._sampled
 
     def _unusable(self, tau) -> str:
         """Why the law's result is no effort vector of this arm ('' when it is; NaN and inf are

@@ -296,8 +296,12 @@ class TrajectorySampler:
         """Desired position, velocity and acceleration at time ``t`` (new arrays, joint order).
         Before the earliest retained piece the reference is evaluated at its start."""
         out = np.empty((3, len(self.joint_names)))
-        SAMPLE.call(self._knot_array, self._origin_array, self._stacked, float(t), out)
+        self.sample_into(t, out)
         return out[0], out[1], out[2]
+
+    def sample_into(self, t: float, out: np.ndarray) -> None:
+        """:meth:`sample` into the rows of ``out`` (3 x joints, float64, C order)."""
+        SAMPLE.call(self._knot_array, self._origin_array, self._stacked, float(t), out)
 
     def _pieces_before(self, splice: float, now: float):
         """The current pieces that still matter: those active between ``now`` and ``splice``,
