@@ -72,7 +72,7 @@ def _cycle_steps_and_collisions():
 
 
 # name: what it compiles, largest first (the order they start in; CPU seconds from an empty
-# cache on a quiet 2-core machine, 2026-11-28: 26, 19, 18, 17, 11, 9, 8): seven groups keep two
+# cache on a quiet 2-core machine, 2026-11-28: 26, 19, 18, 17, 11, 9, 9): seven groups keep two
 # workers within a few seconds of each other
 GROUPS = {
     "dynamics kernels": _dynamics,

@@ -27,6 +27,12 @@ class ControlLaw(abc.ABC):
     Construction validates the parameters (``ValueError`` naming the parameter and why) and
     preallocates what :meth:`compute` needs. To change a parameter at run time, construct a new
     law from ``{**law.params, name: value}``: the old one stays in service if that raises.
+
+    A law may also offer the control loop's one-call path, ``compute_saturated(q, qd,
+    reference, dt, limit, index, effort) -> int`` with a ``torque`` attribute (see
+    ``ComputedTorque``): compute at the rows of ``reference`` into ``torque``, then
+    ``cycle_steps.saturate_into`` in the same compiled call. The loop takes it for a sampled
+    trajectory and :meth:`compute` for everything else; both must give the same efforts.
     """
 
     #: The parameters the law accepts, name -> description (the node declares these).

@@ -136,7 +136,8 @@ def _law_value(value):
 class ControlLoop:
     """See the module docstring. ``config`` holds ``control_law``, ``effort_limits`` (joints
     order; empty: the model's), ``on_timeout`` and the law's parameters (None: the law's
-    default)."""
+    default). ``effort_out``: the float64 vector every cycle's :class:`Command` holds, written in
+    place (joints order; a node passes its serialized command's values)."""
 
     def __init__(self, model, order: JointOrder, config: Mapping[str, Any], state_timeout: float,
                  clock: Callable[[], float], steady: Callable[[], float] = time.monotonic,
@@ -188,8 +189,7 @@ class ControlLoop:
         self._match: np.ndarray | Rejection = Rejection("no joint state yet")
         self._last_t: float | None = None
         self._timeout_effort = np.zeros(n)
-        # the efforts each cycle writes (joints order): a node passes its serialized command's
-        # values, so that publishing copies nothing
+        # the efforts each cycle writes: a serialized command's values copy nothing to publish
         self._effort = np.empty(n) if effort_out is None else effort_out
         self._command = Command(self._effort)
         warm_up_cycle_steps()  # compiled at setup: loaded now, not in the first cycle
