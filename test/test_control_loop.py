@@ -14,6 +14,7 @@ import pytest
 
 from robodyn_ros.control import ControlLaw, JointTrajectory, cycle_steps, load_law
 from robodyn_ros.control.joints import JointOrder
+from robodyn_ros.control.laws import ComputedTorque
 from robodyn_ros.control.loop import (ERROR, OK, WARN, Accepted, Command, ControlLoop, LawFailure,
                                       Rejection, Stale)
 from robodyn_ros.dynamics import RobotModel
@@ -62,9 +63,17 @@ class StringLaw(NanLaw):
         return np.array(["effort"] * self.dof)
 
 
+class DoubledComputedTorque(ComputedTorque):
+    """A plugin's law built on computed_torque that computes otherwise."""
+
+    def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
+        return 2.0 * super().compute(q, qd, q_des, qd_des, qdd_des, dt)
+
+
 def laws(name):
     return {"nan_test": NanLaw, "raising_test": RaisingLaw, "float32_test": Float32Law,
-            "string_test": StringLaw}.get(name) or load_law(name)
+            "string_test": StringLaw, "doubled_test": DoubledComputedTorque}.get(name) \
+        or load_law(name)
 
 
 def make_loop(order=ORDER, timeout=0.1, log=None, max_trajectory_points=10_000,
@@ -204,6 +213,20 @@ def test_taking_a_state_picks_the_chain_joints_and_flags_nan_and_inf():
         unread = position.copy()
         unread[np.setdiff1d(np.arange(9), match)] = np.nan  # entries of other joints: not read
         assert run(unread, velocity, match, q, qd)
+
+
+def test_a_law_derived_from_computed_torque_is_computed_its_own_way():
+    """The loop's one-call path is computed_torque's own compute: a subclass that overrides
+    compute is called through its compute."""
+    commands = {}
+    for law in ("computed_torque", "doubled_test"):
+        loop, clock, steady = make_loop(control_law=law, effort_limits=[1e6] * 6)
+        state(loop, q=Q0 + 0.01)    # away from the held start: the feedback acts as well
+        state(loop)
+        commands[law] = loop.cycle().effort.copy()
+    assert np.all(commands["computed_torque"] != 0.0)
+    np.testing.assert_allclose(commands["doubled_test"], 2.0 * commands["computed_torque"],
+                               rtol=1e-12)
 
 
 def test_a_law_computing_in_another_dtype_is_converted_not_refused():
