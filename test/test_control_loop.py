@@ -215,6 +215,19 @@ def test_taking_a_state_picks_the_chain_joints_and_flags_nan_and_inf():
         assert run(unread, velocity, match, q, qd)
 
 
+def test_the_match_of_the_last_states_names_is_given_for_those_names_only():
+    """What an adapter taking the next state from its bytes picks the chain's joints by."""
+    loop, clock, steady = make_loop()
+    names = list(to_message(CHAIN))
+    assert loop.match_of(names) is None                   # no state yet
+    assert loop.set_state(names, to_message(Q0), np.zeros(6)) == Accepted()
+    np.testing.assert_array_equal(np.asarray(names)[loop.match_of(list(names))], CHAIN)
+    assert loop.match_of(names[::-1]) is None             # other names: read them
+    short = names[:-1]
+    assert isinstance(loop.set_state(short, Q0[:-1], np.zeros(5)), Rejection)
+    assert loop.match_of(short) is None and loop.match_of(names) is None
+
+
 def test_a_law_derived_from_computed_torque_is_computed_its_own_way():
     """The loop's one-call path is computed_torque's own compute: a subclass that overrides
     compute is called through its compute."""

@@ -5,10 +5,10 @@ and inf, clamped to the effort limits, put into joints order). In NumPy these we
 of about a microsecond each per message; numba runs the plain loops below
 (``robodyn_ros.plumbing.kernels``), which the tests also run interpreted.
 """
-import numba
 import numpy as np
 
-from ..plumbing.kernels import INDEX_VECTOR, VECTOR, Direct, inline, kernel
+from ..plumbing.kernels import (BYTE_VECTOR, BYTES, INDEX_VECTOR, INT_VECTOR, VECTOR, Direct,
+                              inline, kernel)
 from .trajectory import SAMPLE
 
 
@@ -122,6 +122,7 @@ def _doubles(raw, at, n, size):
         return -1, size
     return at >> 3, at + 8 * count
 
+
 @kernel
 def state_into(out, starts, q_des, qd_des, qdd_des, q, qd, effort, index):
     """A cycle's state into ``out`` as a JointTrajectoryControllerState carries it, in joints
@@ -143,17 +144,15 @@ def state_into(out, starts, q_des, qd_des, qdd_des, q, qd, effort, index):
 
 # the loop's calls: float64 vectors and index vectors, which ControlLoop always passes
 TAKE_STATE = Direct(take_state, VECTOR, VECTOR, INDEX_VECTOR, VECTOR, VECTOR)
-# a message as rclpy's raw subscription gives it, the names' bytes, the match and the stamp's two ints
-TAKE_SERIALIZED_STATE = Direct(take_serialized_state, numba.types.Bytes(numba.types.uint8, 1, "C", readonly=True),
-                               numba.types.Array(numba.types.uint8, 1, "C", readonly=True),
-                               INDEX_VECTOR, VECTOR, VECTOR, numba.types.Array(numba.types.int64, 1, "C"))
+TAKE_SERIALIZED_STATE = Direct(take_serialized_state, BYTES, BYTE_VECTOR, INDEX_VECTOR, VECTOR, VECTOR,
+                               INT_VECTOR)
 STATE_INTO = Direct(state_into, VECTOR, INDEX_VECTOR, *[VECTOR] * 6, INDEX_VECTOR)
 SATURATE = Direct(saturate_into, VECTOR, VECTOR, INDEX_VECTOR, VECTOR)
 
 
 def warm_up() -> None:
     """Compile the calls now, or load them from numba's cache (a loop makes them every cycle):
-    these two and the reference's sampling (``trajectory.SAMPLE``)."""
+    this module's and the reference's sampling (``trajectory.SAMPLE``)."""
     TAKE_STATE.ready()
     TAKE_SERIALIZED_STATE.ready()
     STATE_INTO.ready()

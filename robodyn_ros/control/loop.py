@@ -310,11 +310,12 @@ class ControlLoop:
             effort = effort[match] if effort is not None and effort.shape == (n,) else None
         return self.take_state(q, qd, stamp, effort)
 
-    @property
-    def match(self) -> np.ndarray | None:
-        """Where the chain's joints are among the names of the last state given to set_state (an
-        index vector), None when those did not name them all."""
-        return None if isinstance(self._match, Rejection) else self._match
+    def match_of(self, names: Sequence[str]) -> np.ndarray | None:
+        """Where the chain's joints are among ``names`` (an index vector) when the last state
+        given to set_state had these names and they named them all, else None."""
+        if names != self._names or isinstance(self._match, Rejection):
+            return None
+        return self._match
 
     @property
     def takes_effort(self) -> bool:
@@ -324,7 +325,7 @@ class ControlLoop:
     def take_state(self, q: np.ndarray, qd: np.ndarray, stamp: float = 0.0,
                    effort: np.ndarray | None = None) -> Accepted | Rejection:
         """A measured state already picked into chain order and found finite (set_state's, or an
-        adapter's that read it from the message's bytes at :attr:`match`): ``q`` and ``qd`` are
+        adapter's that read it from the message's bytes at :meth:`match_of`): ``q`` and ``qd`` are
         kept, not copied; ``effort`` in chain order when :attr:`takes_effort`, else None."""
         now = self._clock()
         if stamp and now - stamp > self.state_timeout:   # a stalled publisher's backlog

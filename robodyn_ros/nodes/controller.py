@@ -102,7 +102,6 @@ class ComputedTorqueController(ManagedNode):
         self._state = self.own(ControllerStatePublisher(self, self.joints))
         # raw: read straight from the bytes, a tenth of what rclpy's message conversion costs
         self._joint_states = JointStateReader(JointState)
-        self._taken = None   # the reader's names the loop last took a state of
         self.subscribe(JointState, "joint_states", self._on_joint_state, raw=True)
         # raw: the size is judged before a flood of points is read, and points are read as arrays
         self.subscribe(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, raw=True)
@@ -199,13 +198,14 @@ class ComputedTorqueController(ManagedNode):
 
     def _take_state(self, raw: bytes) -> tuple[Time | None, Accepted | Rejection]:
         """The joint state ``raw`` into the loop: straight from its bytes in one compiled call
-        when it names the joints the last state taken did, else read field by field (new names, a
+        when it names the joints the last state did, else read field by field (new names, a
         misshapen or non-finite state: the reason to refuse it)."""
         loop, reader = self.loop, self._joint_states
         try:
-            if reader.names is self._taken and not loop.takes_effort:
+            match = None if loop.takes_effort else loop.match_of(reader.names)
+            if match is not None:
                 q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: the loop keeps them
-                header = reader.take(raw, loop.match, q, qd)
+                header = reader.take(raw, match, q, qd)
                 if header is not None:
                     stamp = stamp_seconds(header, "header.stamp")
                     with self._lock:  # against the watchdog's thread
@@ -215,10 +215,7 @@ class ComputedTorqueController(ManagedNode):
         except ValueError as exc:
             return None, loop.reject(f"joint state: {exc}")
         with self._lock:
-            result = loop.set_state(names, position, velocity, stamp, effort)
-        if not isinstance(result, Rejection):
-            self._taken = names   # the loop's match is for these names now
-        return header, result
+            return header, loop.set_state(names, position, velocity, stamp, effort)
 
     def _on_trajectory(self, raw: bytes):
         try:

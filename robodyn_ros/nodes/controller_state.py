@@ -13,7 +13,6 @@ import numpy as np
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control.cycle_steps import STATE_INTO
-from ..control.cycle_steps import warm_up as warm_up_cycle_steps
 from .messages import JointTrajectoryControllerState
 from .serialized import located, markers, serialized, write_stamp
 
@@ -55,7 +54,7 @@ class SerializedState:
         self._starts = np.array([offset // 8 for offset in offsets], dtype=np.intp)
         if any(offset % 8 for offset in offsets):
             raise RuntimeError("serialized controller state: a field is not aligned to 8 bytes")
-        warm_up_cycle_steps()
+        STATE_INTO.ready()   # at setup, not in the first cycle
 
     def write(self, stamp, reference, q, qd, effort, index) -> bytes:
         """The message for (sec, nanosec) ``stamp``; the chain-order arrays are taken at

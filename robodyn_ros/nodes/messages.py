@@ -13,7 +13,6 @@ from rclpy.serialization import deserialize_message
 
 from ..control import JointTrajectory, TrajectoryError
 from ..control.cycle_steps import TAKE_SERIALIZED_STATE
-from ..control.cycle_steps import warm_up as warm_up_cycle_steps
 from .common import stamp_parts, stamp_seconds
 from .serialized import Time, read_stamp
 
@@ -207,7 +206,7 @@ class JointStateReader:
         self._block = bytes(4)   # the names' bytes: their count (none yet), then the strings
         self._block_array = np.frombuffer(self._block, np.uint8)   # the same, for the kernel
         self._stamp = np.zeros(2, dtype=np.int64)
-        warm_up_cycle_steps()
+        TAKE_SERIALIZED_STATE.ready()   # at setup, not at the first state
 
     def read(self, raw: bytes) -> tuple[Time, list[str], np.ndarray, np.ndarray, np.ndarray]:
         if raw[1:2] != b"\x01":

@@ -63,6 +63,10 @@ PARAMETERS = numba.types.Array(numba.types.float64, 2, "C", readonly=True)
 PARAMETER_VECTOR = numba.types.Array(numba.types.float64, 1, "C", readonly=True)
 INDEX_VECTOR = numba.types.Array(numba.types.intp, 1, "A")
 INT = numba.types.int64
+INT_VECTOR = numba.types.Array(numba.types.int64, 1, "C")
+# a serialized message as rclpy's raw subscription gives it (bytes), and bytes kept as an array
+BYTES = numba.types.Bytes(numba.types.uint8, 1, "C", readonly=True)
+BYTE_VECTOR = numba.types.Array(numba.types.uint8, 1, "C", readonly=True)
 # what a Direct caller's guard compares with (``x.__class__ is NDARRAY and x.dtype is FLOAT64``):
 # identity tests, the cheapest check of a 1 kHz call (numpy keeps one float64 dtype object)
 NDARRAY, FLOAT64 = np.ndarray, np.dtype(np.float64)
