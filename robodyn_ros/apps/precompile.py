@@ -1,6 +1,6 @@
 """``robodyn-ros compile``: compile every numba kernel of the package into numba's cache now, so
-that no node start waits for it. From an empty cache: 110 s of CPU in 2 workers, 56-57 s of wall
-time on a quiet 2-core machine (2026-11-28; doc/install.md has each group's figure); a second
+that no node start waits for it. From an empty cache: 108-110 s of CPU in 2 workers, 56-59 s of
+wall time on a quiet 2-core machine (2026-11-28; doc/install.md has each group's figure); a second
 run only loads the cache (a few seconds).
 
 The kernel groups are independent, so each is compiled by a worker process of its own, as many at
