@@ -228,6 +228,106 @@ def test_the_match_of_the_last_states_names_is_given_for_those_names_only():
     assert loop.match_of(short) is None and loop.match_of(names) is None
 
 
+def _window(loop):
+    """What a cycle leaves in the loop that the next reads or reports (the timings aside)."""
+    w = loop._window
+    return (loop.q.tolist(), loop.qd.tolist(), loop.stamp, loop.time, loop.received, loop.stale,
+            loop._last_t, loop._latest, w.cycles, w.stamped, loop.saturations.count,
+            loop.law_failures, loop.rejected.count, loop.collisions, loop._applied.tolist(),
+            None if loop.guard is None else loop.guard.residual.tolist(),
+            None if loop.reference is None else [r.tolist() for r in loop.reference])
+
+
+GUARD = {"collision_observer_gain": [50.0], "collision_thresholds": [30.0]}
+
+
+@pytest.mark.parametrize("law, guard", [
+    ("computed_torque", {}), ("adaptive_computed_torque", {}), ("nan_test", {}),
+    ("doubled_test", {}), ("computed_torque", GUARD),
+    ("computed_torque", {**GUARD, "collision_reaction": "reflex"})])
+def test_answer_is_take_state_then_cycle_in_one_step(law, guard):
+    """The 1 kHz path (ControlLoop.answer) gives what take_state then cycle give, bit for bit:
+    the one-call law, a law computed in Python, one that fails, saturation, the integral, the
+    momentum observer and its detection (the random states below collide within a few
+    cycles), stopping or reacting."""
+    loops = [make_loop(control_law=law, ki=5.0, integral_limit=1.0,
+                       effort_limits=[60.0, 60.0, 60.0, 2.0, 2.0, 2.0], **guard)[:2]
+             for _ in range(2)]
+    rng = np.random.default_rng(7)
+    for loop, clock in loops:
+        state(loop, stamp=clock.t)
+        loop.cycle()
+        far = Q0 + np.radians([20.0, -10.0, 15.0, 30.0, -30.0, 40.0])
+        assert isinstance(loop.set_trajectory(JointTrajectory(CHAIN, [0.5], [far])), Accepted)
+    for k in range(40):
+        q, qd = Q0 + 0.05 * rng.standard_normal(6), rng.standard_normal(6)
+        results = []
+        for i, (loop, clock) in enumerate(loops):
+            clock.t += 0.001 + 1e-4 * (k % 3)
+            if i == 0:
+                assert loop.take_state(q.copy(), qd.copy(), clock.t - 2e-4) == Accepted()
+                command = loop.cycle()
+            else:
+                command = loop.answer(q.copy(), qd.copy(), clock.t - 2e-4)
+            results.append((type(command), command.effort.tolist(), _window(loop)))
+        assert results[0] == results[1]
+    assert loops[1][0].law_failures == (41 if law == "nan_test" else 0)   # the first cycle too
+    assert loops[1][0].collisions == (1 if guard else 0)
+    assert law == "nan_test" or loops[1][0].saturations.count > 0   # the limits of 2 N·m bite
+    reports = [loop.report()[2] for loop, _ in loops]
+    for values in reports:   # the timings differ, the rest not
+        assert values["compute time (us) max"] > 0 and values["latency state stamp to command (ms) max"] > 0
+    timed = [key for key in reports[0] if key.endswith(("mean", "max")) or "rate" in key]
+    assert {k: v for k, v in reports[0].items() if k not in timed} == \
+        {k: v for k, v in reports[1].items() if k not in timed}
+
+
+def _outside_the_ordinary(case, loop, clock, steady):
+    """Make ``case`` hold for the next state; the stamp to give it."""
+    if case == "unstamped":
+        return 0.0
+    if case == "backlog":
+        return clock.t - 0.2
+    if case == "time back":   # a simulation reset
+        clock.t = 2.0
+        return clock.t
+    if case == "stale":
+        steady.t += 1.0
+        assert loop.watchdog() is not None
+    elif case == "disabled":
+        loop.enable(False)
+    elif case == "reference point":
+        loop.set_reference(to_message(Q0 + 0.1))
+    elif case == "measured torque":   # the observer takes the state's effort, which answer has not
+        loop.apply(loop.prepare({**GUARD, "collision_torque": "measured"}))
+    return clock.t
+
+
+@pytest.mark.parametrize("case", ["no state yet", "unstamped", "backlog", "time back", "stale",
+                                  "disabled", "reference point", "measured torque"])
+def test_answer_declines_outside_the_ordinary_case_and_changes_nothing(case):
+    """Each case answer leaves to take_state and cycle gets None and leaves the loop as it was:
+    what take_state and cycle then do is what they do without the attempt."""
+    loops = [make_loop(timeout=0.1) for _ in range(2)]
+    results = []
+    for i, (loop, clock, steady) in enumerate(loops):
+        if case != "no state yet":
+            state(loop, stamp=clock.t)
+            loop.cycle()
+            clock.t += 0.5
+            state(loop, stamp=clock.t)
+            loop.cycle()
+        stamp = _outside_the_ordinary(case, loop, clock, steady)
+        before = _window(loop)
+        if i == 1:
+            assert loop.answer(Q0 + 0.01, np.zeros(6), stamp) is None
+            assert _window(loop) == before
+        result = loop.take_state(Q0 + 0.01, np.zeros(6), stamp)
+        command = loop.cycle() if isinstance(result, Accepted) else None
+        results.append((result, None if command is None else command.effort.tolist(), _window(loop)))
+    assert results[0] == results[1]
+
+
 def test_a_law_derived_from_computed_torque_is_computed_its_own_way():
     """The loop's one-call path is computed_torque's own compute: a subclass that overrides
     compute is called through its compute."""

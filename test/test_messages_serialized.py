@@ -167,6 +167,9 @@ def test_only_a_finite_state_of_the_same_names_and_sizes_is_taken_from_its_bytes
         (["a", "b"], [np.nan, 2.0], [3.0, 4.0]),
         (["a", "b"], [1.0, 2.0], [3.0, -np.inf]))]
     refused.append(_big_endian(["a", "b"], [1.0, 2.0], [3.0, 4.0], 1, 2))
+    refused += [serialize_message(_state(["a", "b"], [1.0, 2.0], [3.0, 4.0], sec=sec,
+                                         nanosec=nanosec))   # stamps no clock gives
+                for sec, nanosec in ((-1, 0), (0, 1_000_000_000), (-2**31, 2**32 - 1))]
     refused += [good[:end] for end in range(len(good))]   # cut anywhere, to nothing
     for take in _takers(reader):
         assert take(good, match, np.empty(2), np.empty(2)) is not None

@@ -63,8 +63,9 @@ def take_serialized_state(message, names, match, q, qd, stamp):
     name sequence is byte for byte ``names`` (its count, then its strings: the last state's, whose
     ``match`` this is), with its header stamp into ``stamp`` (sec, nanosec). Returns False
     (q, qd and stamp then hold nothing to use) unless the message is little-endian, has those
-    names, one position and one velocity per name within its bytes, and all of them finite: it is
-    then read field by field, which finds a new name list, or the reason to refuse it."""
+    names, one position and one velocity per name within its bytes, all of them finite, and a stamp
+    a clock gives (sec >= 0, nanosec < 1e9): it is then read field by field, which finds a new name
+    list, or the reason to refuse it."""
     raw = np.frombuffer(message, np.uint8)
     size = raw.shape[0] - 4                    # the body, after the encapsulation's 4 bytes
     if size < 12 or raw[1] != 1:
@@ -81,6 +82,8 @@ def take_serialized_state(message, names, match, q, qd, stamp):
         return False
     stamp[0] = _u32(raw, 4) - (_u32(raw, 4) >> 31 << 32)   # int32
     stamp[1] = _u32(raw, 8)
+    if stamp[0] < 0 or stamp[1] >= 1_000_000_000:   # no clock gives it: the reader says so
+        return False
     return take_state(body[position:position + n], body[velocity:velocity + n], match, q, qd)
 
 

@@ -14,6 +14,8 @@ into arrays, calls these methods and publishes what they return:
   as it does when states come back after going stale;
 * :meth:`~ControlLoop.cycle`: a :class:`Command` — or a :class:`LawFailure` carrying the safe
   ``on_timeout`` command when the law raised or gave a non-finite or misshapen effort;
+* :meth:`~ControlLoop.answer`: take_state then cycle in one step for the ordinary 1 kHz case,
+  None (nothing changed) for any other;
 * :meth:`~ControlLoop.watchdog`: a :class:`Stale` command while no valid state arrived for
   ``state_timeout`` (steady time), else None;
 * :meth:`~ControlLoop.prepare` / :meth:`~ControlLoop.apply`: a reconfiguration validated whole,
@@ -94,27 +96,41 @@ class Reconfiguration:
 
 
 class _Window:
-    """Sums and peaks of one statistics window."""
+    """Sums and peaks of one statistics window: each cycle's compute and cycle times (s), and
+    the latency from a stamped state to its command (s)."""
 
     def __init__(self, start: float):
         self.start = start
-        self.cycles = 0
-        self.sums: dict[str, list[float]] = {}
+        self.cycles = self.stamped = 0
+        self.compute = self.cycle = self.latency = 0.0
+        self.compute_max = self.cycle_max = self.latency_max = -np.inf
 
-    def add(self, key: str, value: float) -> None:
-        s = self.sums.get(key)
-        if s is None:
-            self.sums[key] = [value, value, 1]
-        else:
-            s[0] += value
-            if value > s[1]:
-                s[1] = value
-            s[2] += 1
+    def add(self, compute: float, cycle: float, latency: float | None) -> None:
+        """One cycle (one call: this runs every cycle); ``latency`` None for an unstamped state."""
+        self.cycles += 1
+        self.compute += compute
+        self.cycle += cycle
+        if compute > self.compute_max:
+            self.compute_max = compute
+        if cycle > self.cycle_max:
+            self.cycle_max = cycle
+        if latency is not None:
+            self.stamped += 1
+            self.latency += latency
+            if latency > self.latency_max:
+                self.latency_max = latency
 
-    def summary(self, key: str, label: str, scale: float) -> dict[str, float]:
-        total, peak, count = self.sums.get(key, (0.0, 0.0, 0))
-        return {f"{label} mean": total / count * scale if count else 0.0,
-                f"{label} max": peak * scale}
+    def summary(self) -> dict[str, float]:
+        """The means and peaks, in the units a person reads."""
+        values = {}
+        for label, total, peak, count, scale in (
+                ("compute time (us)", self.compute, self.compute_max, self.cycles, 1e6),
+                ("cycle time (us)", self.cycle, self.cycle_max, self.cycles, 1e6),
+                ("latency state stamp to command (ms)", self.latency, self.latency_max,
+                 self.stamped, 1e3)):
+            values[f"{label} mean"] = total / count * scale if count else 0.0
+            values[f"{label} max"] = peak * scale if count else 0.0
+        return values
 
 
 def _vector(values) -> np.ndarray:
@@ -490,56 +506,93 @@ class ControlLoop:
         t = self.time = self.stamp or self._clock()
         dt = 0.0 if self._last_t is None else max(t - self._last_t, 0.0)
         self._last_t = t
-        reference = self.reference = self._reference_at(t)
+        self.reference = self._reference_at(t)
         law = self._law if self.enabled else self._gravity
+        if self.guard is not None:
+            law = self._observed(t, law)
+        return self._command_by(law, self.reference, dt, start)
+
+    def answer(self, q: np.ndarray, qd: np.ndarray, stamp: float) -> Command | None:
+        """:meth:`take_state` then :meth:`cycle` in one step for the ordinary 1 kHz case: a
+        stamped state, fresh and in order, the law tracking a trajectory or a hold, the
+        collision guard (if any) observing the command it sends. Each Python call around the law
+        costs microseconds there. Returns None, having changed nothing, in any other case:
+        take_state and cycle handle it then."""
+        now, latest, guard = self._clock(), self._latest, self.guard
+        if (self.stale or not self.enabled or self._setpoint is not None or self._sampler is None
+                or not stamp or now - stamp > self.state_timeout
+                or (latest is not None and stamp < latest - self.state_timeout)
+                or (guard is not None and guard.measured)):
+            return None
+        self.q, self.qd, self.stamp, self._latest = q, qd, stamp, stamp
+        self.received = self._steady()
+        start = time.perf_counter()
+        last, self._last_t, self.time = self._last_t, stamp, stamp
+        self._sampler.sample_into(stamp, self._samples)
+        self.reference = self._sampled
+        law = self._law if guard is None else self._observed(stamp, self._law)
+        return self._command_by(law, self.reference,
+                                0.0 if last is None else max(stamp - last, 0.0), start)
+
+    def _observed(self, t: float, law) -> ControlLaw:
+        """The momentum observer's step on the state: a detection counted and reacted to (a
+        stop holds from now: the reference sampled again). The law to run: the guard while it
+        reacts, else ``law``."""
         guard = self.guard
-        if guard is not None:
-            if guard.observe(t, self.q, self.qd, self._applied):
-                self._collision()
-                reference = self.reference = self._reference_at(t)   # a stop holds from now
-            if guard.reacting:
-                law = guard
+        if guard.observe(t, self.q, self.qd, self._applied):
+            self._collision()
+            self.reference = self._reference_at(t)
+        return guard if guard.reacting else law
+
+    def _command_by(self, law, reference, dt: float, start: float) -> Command:
+        """The command of the cycle begun at ``start``: the law's, saturated, or the safe one; the
+        observer's torque for the next cycle kept, the cycle's statistics added."""
+        bad = self._run_law(law, reference, dt)
+        computed = time.perf_counter()
+        result = self._failure(law, bad) if bad else self._command
+        if self.guard is not None:   # the torque the observer integrates at the next cycle
+            if bad:
+                self._applied[:] = self._timeout_effort
+            else:
+                self._applied[self.order.index] = self._effort
+        self._window.add(computed - start, time.perf_counter() - start,
+                         self._clock() - self.stamp if self.stamp else None)
+        return result
+
+    def _run_law(self, law, reference, dt: float) -> str:
+        """The law's effort at ``reference``, saturated into the command (a saturation
+        counted); why it gave none, or ''."""
         try:
             saturated = getattr(law, "compute_saturated", None)
             if saturated is not None and reference is self._sampled:   # one compiled call
                 clamped = saturated(self.q, self.qd, self._samples, dt, self._limit,
                                     self.order.index, self._effort)
-                tau, bad = law.torque, ""
+                tau = law.torque
             else:
                 tau = law.compute(self.q, self.qd, *reference, dt)
                 bad = self._unusable(tau)
-                if not bad:
-                    if tau.dtype is not FLOAT64:  # a law may compute in another type
-                        tau = tau.astype(np.float64)
-                    # checked for NaN and inf, saturated and put into joints order in one call
-                    clamped = SATURATE.call(tau, self._limit, self.order.index, self._effort)
+                if bad:
+                    return bad
+                if tau.dtype is not FLOAT64:  # a law may compute in another type
+                    tau = tau.astype(np.float64)
+                # checked for NaN and inf, saturated and put into joints order in one call
+                clamped = SATURATE.call(tau, self._limit, self.order.index, self._effort)
         except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
-            bad = f"raised {exc!r}"
-        if not bad and clamped < 0:
-            bad = f"returned NaN or inf {bounded(tau)}"
-        computed = time.perf_counter()
-        if bad:
-            self.law_failures += 1
-            reason = bounded(f"control law {type(law).__name__} {bad}: published "
-                             f"{self.config['on_timeout']}")
-            self.rejected(reason)
-            self._set_timeout_effort()
-            result = LawFailure(self.order.from_chain(self._timeout_effort), reason)
-            if guard is not None:
-                self._applied[:] = self._timeout_effort
-        else:
-            if clamped:
-                self._count_saturation(tau)
-            result = self._command
-            if guard is not None:   # the torque the observer integrates at the next cycle
-                self._applied[self.order.index] = self._effort
-        w = self._window
-        w.cycles += 1
-        w.add("compute", computed - start)
-        w.add("cycle", time.perf_counter() - start)
-        if self.stamp:
-            w.add("latency", self._clock() - self.stamp)
-        return result
+            return f"raised {exc!r}"
+        if clamped < 0:
+            return f"returned NaN or inf {bounded(tau)}"
+        if clamped:
+            self._count_saturation(tau)
+        return ""
+
+    def _failure(self, law, bad: str) -> LawFailure:
+        """The safe command in place of the law's, which failed: ``bad`` says how."""
+        self.law_failures += 1
+        reason = bounded(f"control law {type(law).__name__} {bad}: published "
+                         f"{self.config['on_timeout']}")
+        self.rejected(reason)
+        self._set_timeout_effort()
+        return LawFailure(self.order.from_chain(self._timeout_effort), reason)
 
     def _reference_at(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The reference point set, or the trajectory's at ``t`` in the rows of _samples."""
@@ -655,9 +708,7 @@ class ControlLoop:
             "enabled": self.enabled,
             "control law": type(self._law).__name__,
             "achieved rate (Hz)": w.cycles / elapsed if elapsed > 0 else 0.0,
-            **w.summary("compute", "compute time (us)", 1e6),
-            **w.summary("cycle", "cycle time (us)", 1e6),
-            **w.summary("latency", "latency state stamp to command (ms)", 1e3),
+            **w.summary(),
             "saturations (window)": saturated,
             "saturations (total)": self.saturations.count,
             "rejected inputs (window)": rejected,

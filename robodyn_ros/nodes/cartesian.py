@@ -184,6 +184,12 @@ class CartesianInterface:
         self._goal = self._trajectory = None
 
     # ------------------------------------------------------------ the cycle
+    @property
+    def idle(self) -> bool:
+        """before_cycle has nothing to do: the law is the one it last saw, and no Cartesian
+        trajectory is sampled."""
+        return self._loop.law is self._law and self._trajectory is None
+
     def before_cycle(self):
         law = self._loop.law
         if law is not self._law:   # a parameter change built a new law

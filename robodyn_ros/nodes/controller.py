@@ -180,7 +180,38 @@ class ComputedTorqueController(ManagedNode):
     # ------------------------------------------------------------------ inputs
     def _on_joint_state(self, raw: bytes):
         start = perf_counter()  # a cycle is timed from its joint state's arrival to its command
-        header, result = self._take_state(raw)
+        loop, reader = self.loop, self._joint_states
+        match = None if loop.takes_effort else loop.match_of(reader.names)
+        if match is not None:   # the joints the last state named: taken straight from its bytes
+            q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: the loop keeps them
+            header = reader.take(raw, match, q, qd)
+            if header is not None:
+                stamp = header.sec + 1e-9 * header.nanosec
+                # rate 0, the ordinary case: the state taken and answered in one step
+                if self._rate == 0.0 and self.active and header != self._answered and stamp \
+                        and self._cartesian.idle:
+                    with self._lock:  # against the watchdog's thread
+                        command = loop.answer(q, qd, stamp)
+                    if command is not None:
+                        self._answered = self._state_time = header
+                        self._publish(command)
+                        self._timing.record(start, perf_counter())
+                        return
+                with self._lock:
+                    result = loop.take_state(q, qd, stamp)
+                return self._took(start, header, result)
+        try:
+            header, names, position, velocity, effort = reader.read(raw)
+            stamp = stamp_seconds(header, "header.stamp")
+        except ValueError as exc:
+            return loop.reject(f"joint state: {exc}")
+        with self._lock:
+            result = loop.set_state(names, position, velocity, stamp, effort)
+        self._took(start, header, result)
+
+    def _took(self, start: float, header: Time, result: Accepted | Rejection):
+        """After a joint state stamped ``header`` was given to the loop (received at ``start``):
+        at rate 0, the cycle that answers it."""
         if isinstance(result, Rejection):
             return
         self._state_time = header
@@ -195,27 +226,6 @@ class ComputedTorqueController(ManagedNode):
             self._cartesian.before_cycle()  # a Cartesian trajectory sampled at the state
             self._publish(self.loop.cycle())
             self._timing.record(start, perf_counter())
-
-    def _take_state(self, raw: bytes) -> tuple[Time | None, Accepted | Rejection]:
-        """The joint state ``raw`` into the loop: straight from its bytes in one compiled call
-        when it names the joints the last state did, else read field by field (new names, a
-        misshapen or non-finite state: the reason to refuse it)."""
-        loop, reader = self.loop, self._joint_states
-        try:
-            match = None if loop.takes_effort else loop.match_of(reader.names)
-            if match is not None:
-                q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: the loop keeps them
-                header = reader.take(raw, match, q, qd)
-                if header is not None:
-                    stamp = stamp_seconds(header, "header.stamp")
-                    with self._lock:  # against the watchdog's thread
-                        return header, loop.take_state(q, qd, stamp)
-            header, names, position, velocity, effort = reader.read(raw)
-            stamp = stamp_seconds(header, "header.stamp")
-        except ValueError as exc:
-            return None, loop.reject(f"joint state: {exc}")
-        with self._lock:
-            return header, loop.set_state(names, position, velocity, stamp, effort)
 
     def _on_trajectory(self, raw: bytes):
         try:

@@ -247,8 +247,8 @@ class JointStateReader:
     def take(self, raw: bytes, match: np.ndarray, q: np.ndarray, qd: np.ndarray) -> Time | None:
         """The stamp of the state ``raw``, with q and qd written from its position and velocity
         at ``match`` (where the chain's joints are among ``names``), when it names the joints the
-        last one read did, little-endian, with one finite position and velocity per name
-        (``cycle_steps.take_serialized_state``); None otherwise: :meth:`read` it."""
+        last one read did, little-endian, with one finite position and velocity per name and a
+        valid stamp (``cycle_steps.take_serialized_state``); None otherwise: :meth:`read` it."""
         if TAKE_SERIALIZED_STATE.call(raw, self._block_array, match, q, qd, self._stamp):
             return Time(*self._stamp.tolist())
         return None
