@@ -10,6 +10,7 @@ import pytest
 
 from robodyn_ros.control import adaptive as adaptive_module
 from robodyn_ros.control.adaptive import AdaptiveComputedTorque
+from robodyn_ros.control.cycle_steps import SATURATE
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.law import load_law
 from robodyn_ros.control.loop import ControlLoop
@@ -119,6 +120,35 @@ def test_base_modes_adapt_the_base_parameters(adapt, friction):
                                - 1e-3 * 3.0 * (Y[:, columns].T @ s), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("adapt", ["payload", "all"])
+def test_the_loops_path_equals_compute_then_saturate(adapt):
+    """compute_saturated (the control loop's path) against compute and the loop's
+    saturate_into, bit for bit: the torque, the clamped efforts in joints order, the estimates
+    it carries on; and a subclass computing otherwise loses it."""
+    one, two = (AdaptiveComputedTorque(ARM, {"adapt": adapt, "gamma": 5.0}) for _ in range(2))
+    n = ARM.dof
+    index = RNG.permutation(n)
+    for _ in range(4):
+        q, qd, *reference = state(n)
+        reference = np.array(reference)
+        tau = one.compute(q, qd, *reference, 1e-3)
+        limit = np.abs(tau) * np.where(np.arange(n) % 2, 0.5, 1.5)   # every other one clamped
+        expected, effort = np.empty(n), np.empty(n)
+        clamped = SATURATE.call(tau, limit, index, expected)
+        assert two.compute_saturated(q, qd, reference, 1e-3, limit, index, effort) == clamped
+        assert clamped == n // 2
+        np.testing.assert_array_equal(two.torque, tau)
+        np.testing.assert_array_equal(effort, expected)
+        np.testing.assert_array_equal(two.estimates, one.estimates)
+    q[0] = np.nan
+    assert two.compute_saturated(q, qd, reference, 1e-3, limit, index, effort) == -1
+
+    class Halved(AdaptiveComputedTorque):
+        def compute(self, *args):
+            return 0.5 * super().compute(*args)
+    assert Halved.compute_saturated is None and AdaptiveComputedTorque.compute_saturated
+
+
 def test_interpreted_twins_agree_with_the_compiled_steps():
     twins = interpreted(adaptive_module)
     for adapt in ("payload", "all"):
@@ -131,8 +161,8 @@ def test_interpreted_twins_agree_with_the_compiled_steps():
             t = twin
             step(ARM.params, *args, 1e-3, t._lambda, t._kd, t._dead,
                  t._friction if adapt == "payload" else t._adapted, t._gamma, t._leakage, t._initial,
-                 t._low, t._high, t._estimate, t._columns, t._work, t._ws, t._Y, t._tau)
-            np.testing.assert_allclose(t._tau, tau, rtol=1e-12, atol=1e-12)
+                 t._low, t._high, t._estimate, t._columns, t._work, t._ws, t._Y, t.torque)
+            np.testing.assert_allclose(t.torque, tau, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(twin.estimates, compiled.estimates, rtol=1e-12, atol=1e-12)
 
 

@@ -48,6 +48,7 @@ from ..plumbing.kernels import (BOOL, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, IN
                                 PARAMETERS, VECTOR, Direct, inline, kernel)
 from .gains import check_definite, gain, per_joint
 from .law import ControlLaw
+from .cycle_steps import SATURATE
 from .laws import _FRICTION, _PIDFeedback, _flag
 
 __all__ = ["ADAPT", "AdaptiveComputedTorque"]
@@ -241,7 +242,7 @@ class AdaptiveComputedTorque(ControlLaw):
         self._estimate = initial.copy()
         width = BODY if mode == "payload" else pi.size
         self._work, self._ws = np.zeros((4, n)), np.zeros((n, WORKSPACE_COLUMNS))
-        self._Y, self._tau = np.zeros((n, width)), np.zeros(n)
+        self._Y, self.torque = np.zeros((n, width)), np.zeros(n)
         self.compute(np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), 0.0)  # compile
 
     def _mass_limits(self, limits, mass):
@@ -295,15 +296,26 @@ class AdaptiveComputedTorque(ControlLaw):
                 and q.ndim == qd.ndim == q_des.ndim == qd_des.ndim == qdd_des.ndim == 1):
             q, qd, q_des, qd_des, qdd_des = (_vector(x, self.dof)
                                              for x in (q, qd, q_des, qd_des, qdd_des))
-        args = (self.model.params, q, qd, q_des, qd_des, qdd_des, float(dt), self._lambda,
-                self._kd, self._dead)
+        self._step(q, qd, q_des, qd_des, qdd_des, float(dt))
+        return self.torque
+
+    def compute_saturated(self, q, qd, reference, dt, limit, index, effort) -> int:
+        """The control loop's path (``ControlLaw``): :meth:`compute` at the rows of ``reference``
+        into ``torque``, then ``saturate_into`` it into ``effort``; the caller passes float64
+        arrays of this arm, as for ``ComputedTorque.compute_saturated``."""
+        self._step(q, qd, reference[0], reference[1], reference[2], float(dt))
+        return SATURATE.call(self.torque, limit, index, effort)
+
+    def _step(self, q, qd, q_des, qd_des, qdd_des, dt: float) -> None:
+        """One compiled step: the torque into ``torque``, the estimates adapted."""
+        args = (self.model.params, q, qd, q_des, qd_des, qdd_des, dt, self._lambda, self._kd,
+                self._dead)
         tail = (self._gamma, self._leakage, self._initial, self._low, self._high, self._estimate,
-                self._columns, self._work, self._ws, self._Y, self._tau)
+                self._columns, self._work, self._ws, self._Y, self.torque)
         if self._mode == "payload":
             _PAYLOAD_STEP.call(*args, self._friction, *tail)
         else:
             _BASE_STEP.call(*args, self._adapted, *tail)
-        return self._tau
 
     @property
     def estimates(self) -> np.ndarray:

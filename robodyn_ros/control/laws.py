@@ -172,11 +172,6 @@ class ComputedTorque(_InverseDynamicsFeedback):
     is ë + Kv ė + Kp e (+ Ki ∫e) = 0 (eq. 4.3).
     """
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if "compute" in vars(cls) and "compute_saturated" not in vars(cls):
-            cls.compute_saturated = None   # a law that computes otherwise: the loop calls compute
-
     @classmethod
     def warm_up(cls, notify=print) -> None:
         super().warm_up(notify)
