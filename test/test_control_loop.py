@@ -15,8 +15,9 @@ import pytest
 from robodyn_ros.control import ControlLaw, JointTrajectory, cycle_steps, load_law
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.laws import ComputedTorque
+from robodyn_ros.control.cycle_timing import CAPACITY
 from robodyn_ros.control.loop import (ERROR, OK, WARN, Accepted, Command, ControlLoop, LawFailure,
-                                      Rejection, Stale)
+                                      Rejection, Stale, _Window)
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.plumbing.kernels import interpreted
 from robodyn_ros.nodes.watchdog import WatchdogThread
@@ -232,7 +233,7 @@ def _window(loop):
     """What a cycle leaves in the loop that the next reads or reports (the timings aside)."""
     w = loop._window
     return (loop.q.tolist(), loop.qd.tolist(), loop.stamp, loop.time, loop.received, loop.stale,
-            loop._last_t, loop._latest, w.cycles, w.stamped, loop.saturations.count,
+            loop._last_t, loop._latest, w.cycles, loop.saturations.count,
             loop.law_failures, loop.rejected.count, loop.collisions, loop._applied.tolist(),
             None if loop.guard is None else loop.guard.residual.tolist(),
             None if loop.reference is None else [r.tolist() for r in loop.reference])
@@ -478,6 +479,32 @@ def test_reasons_are_bounded_and_events_throttled():
     # four swallowed within the period, then one line that counts them with the fifth
     assert event.count == 6 and len(lines) == 2
     assert lines[1] == "rejected: worse (5 since the last report, 6 in total)"
+
+
+def test_the_statistics_window_gives_means_and_peaks_of_its_last_cycles():
+    """Compute and cycle times and the stamped states' latency (an unstamped state has none),
+    over the last CAPACITY cycles of a longer window; a report starts the next window."""
+    window = _Window(0.0)
+    assert window.summary() == {f"{label} {kind}": 0.0 for label in (
+        "compute time (us)", "cycle time (us)", "latency state stamp to command (ms)")
+        for kind in ("mean", "max")}
+    for k in range(CAPACITY + 10):   # the first 10 fall out of the ring
+        window.add(1e-6 * k, 2e-6 * k, np.nan if k % 2 else 1e-3 * (k % 7))
+    kept = np.arange(10, CAPACITY + 10)
+    latency = 1e-3 * (kept[kept % 2 == 0] % 7)
+    summary = window.summary()
+    assert summary["compute time (us) mean"] == pytest.approx(kept.mean())
+    assert summary["cycle time (us) max"] == pytest.approx(2.0 * kept.max())
+    assert summary["latency state stamp to command (ms) mean"] == pytest.approx(latency.mean() * 1e3)
+    assert summary["latency state stamp to command (ms) max"] == pytest.approx(6.0)
+    loop, clock, steady = make_loop()
+    state(loop, stamp=clock.t - 0.002)
+    loop.cycle()
+    steady.t += 1.0
+    values = loop.report()[2]
+    assert values["achieved rate (Hz)"] == 1.0
+    assert values["latency state stamp to command (ms) max"] == pytest.approx(2.0)
+    assert loop.report()[2]["latency state stamp to command (ms) max"] == 0.0   # a new window
 
 
 def test_report_levels():

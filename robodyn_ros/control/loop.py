@@ -27,7 +27,9 @@ Arrays are in chain order inside; efforts leave in the ``joints`` (message) orde
 """
 from __future__ import annotations
 
+import array
 import dataclasses
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -42,6 +44,7 @@ from .collision_guard import CollisionGuard, guard_from_settings
 from .law import ControlLaw, load_law, takes_target
 from .laws import GravityCompensation
 from .cycle_steps import SATURATE, TAKE_STATE
+from .cycle_timing import CAPACITY
 from .cycle_steps import warm_up as warm_up_cycle_steps
 from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler, limit_violation
 
@@ -96,40 +99,36 @@ class Reconfiguration:
 
 
 class _Window:
-    """Sums and peaks of one statistics window: each cycle's compute and cycle times (s), and
-    the latency from a stamped state to its command (s)."""
+    """One statistics window: each cycle's compute and cycle times (s) and the latency from a
+    stamped state to its command (s; NaN for an unstamped one), kept in ring buffers as
+    CycleTiming keeps its own: a cycle stores three numbers, the means and peaks are computed at
+    report time, over the last ``CAPACITY`` cycles of a longer window."""
 
     def __init__(self, start: float):
-        self.start = start
-        self.cycles = self.stamped = 0
-        self.compute = self.cycle = self.latency = 0.0
-        self.compute_max = self.cycle_max = self.latency_max = -np.inf
+        self._mask = CAPACITY - 1
+        self._compute, self._cycle, self._latency = (array.array("d", bytes(8 * CAPACITY))
+                                                     for _ in range(3))
+        self.restart(start)
 
-    def add(self, compute: float, cycle: float, latency: float | None) -> None:
-        """One cycle (one call: this runs every cycle); ``latency`` None for an unstamped state."""
+    def restart(self, start: float) -> None:
+        self.start, self.cycles = start, 0
+
+    def add(self, compute: float, cycle: float, latency: float) -> None:
+        i = self.cycles & self._mask
+        self._compute[i], self._cycle[i], self._latency[i] = compute, cycle, latency
         self.cycles += 1
-        self.compute += compute
-        self.cycle += cycle
-        if compute > self.compute_max:
-            self.compute_max = compute
-        if cycle > self.cycle_max:
-            self.cycle_max = cycle
-        if latency is not None:
-            self.stamped += 1
-            self.latency += latency
-            if latency > self.latency_max:
-                self.latency_max = latency
 
     def summary(self) -> dict[str, float]:
         """The means and peaks, in the units a person reads."""
+        kept = min(self.cycles, self._mask + 1)
         values = {}
-        for label, total, peak, count, scale in (
-                ("compute time (us)", self.compute, self.compute_max, self.cycles, 1e6),
-                ("cycle time (us)", self.cycle, self.cycle_max, self.cycles, 1e6),
-                ("latency state stamp to command (ms)", self.latency, self.latency_max,
-                 self.stamped, 1e3)):
-            values[f"{label} mean"] = total / count * scale if count else 0.0
-            values[f"{label} max"] = peak * scale if count else 0.0
+        for label, column, scale in (("compute time (us)", self._compute, 1e6),
+                                     ("cycle time (us)", self._cycle, 1e6),
+                                     ("latency state stamp to command (ms)", self._latency, 1e3)):
+            v = np.frombuffer(column, count=kept)
+            v = v[~np.isnan(v)]
+            values[f"{label} mean"] = float(v.mean()) * scale if v.size else 0.0
+            values[f"{label} max"] = float(v.max()) * scale if v.size else 0.0
         return values
 
 
@@ -208,6 +207,7 @@ class ControlLoop:
         # the efforts each cycle writes: a serialized command's values copy nothing to publish
         self._effort = np.empty(n) if effort_out is None else effort_out
         self._command = Command(self._effort)
+        self._bind_law()
         warm_up_cycle_steps()  # compiled at setup: loaded now, not in the first cycle
         self._window = _Window(steady())
         self._reported = (0, 0, 0)  # saturations, rejections, law failures at the last report
@@ -252,6 +252,13 @@ class ControlLoop:
             self.guard.follow(self._law)  # an adaptive law's estimates are the observer's model
         if hasattr(self, "q"):  # not during construction: no state to hold yet
             self._set_timeout_effort()
+            self._bind_law()
+
+    def _bind_law(self) -> None:
+        """The law's short path bound to the effort limits and the command, if it has one."""
+        saturating = self._law.saturating
+        self._short = None if saturating is None else saturating(self._limit, self.order.index,
+                                                                 self._effort)
 
     def _make_law(self, values) -> ControlLaw:
         name = values["control_law"]
@@ -556,17 +563,15 @@ class ControlLoop:
             else:
                 self._applied[self.order.index] = self._effort
         self._window.add(computed - start, time.perf_counter() - start,
-                         self._clock() - self.stamp if self.stamp else None)
+                         self._clock() - self.stamp if self.stamp else math.nan)
         return result
 
     def _run_law(self, law, reference, dt: float) -> str:
         """The law's effort at ``reference``, saturated into the command (a saturation
         counted); why it gave none, or ''."""
         try:
-            saturated = getattr(law, "compute_saturated", None)
-            if saturated is not None and reference is self._sampled:   # one compiled call
-                clamped = saturated(self.q, self.qd, self._samples, dt, self._limit,
-                                    self.order.index, self._effort)
+            if law is self._law and self._short is not None and reference is self._sampled:
+                clamped = self._short(self.q, self.qd, self._samples, dt)
                 tau = law.torque
             else:
                 tau = law.compute(self.q, self.qd, *reference, dt)
@@ -696,9 +701,9 @@ class ControlLoop:
     # ------------------------------------------------------------------ statistics
     def report(self) -> tuple[int, str, dict[str, Any]]:
         """(level, message, values) of the window since the last report; starts a new one."""
-        now = self._steady()
-        w, self._window = self._window, _Window(now)
-        elapsed = now - w.start
+        now, w = self._steady(), self._window
+        elapsed, cycles, timings = now - w.start, w.cycles, w.summary()
+        w.restart(now)
         counts = (self.saturations.count, self.rejected.count, self.law_failures)
         saturated, rejected, failed = (c - r for c, r in zip(counts, self._reported))
         self._reported = counts
@@ -707,8 +712,8 @@ class ControlLoop:
         values = {
             "enabled": self.enabled,
             "control law": type(self._law).__name__,
-            "achieved rate (Hz)": w.cycles / elapsed if elapsed > 0 else 0.0,
-            **w.summary(),
+            "achieved rate (Hz)": cycles / elapsed if elapsed > 0 else 0.0,
+            **timings,
             "saturations (window)": saturated,
             "saturations (total)": self.saturations.count,
             "rejected inputs (window)": rejected,
