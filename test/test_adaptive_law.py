@@ -122,7 +122,7 @@ def test_base_modes_adapt_the_base_parameters(adapt, friction):
 
 @pytest.mark.parametrize("adapt", ["payload", "all"])
 def test_the_loops_path_equals_compute_then_saturate(adapt):
-    """compute_saturated (the control loop's path) against compute and the loop's
+    """saturating (the control loop's path) against compute and the loop's
     saturate_into, bit for bit: the torque, the clamped efforts in joints order, the estimates
     it carries on; and a subclass computing otherwise loses it."""
     one, two = (AdaptiveComputedTorque(ARM, {"adapt": adapt, "gamma": 5.0}) for _ in range(2))
@@ -135,18 +135,18 @@ def test_the_loops_path_equals_compute_then_saturate(adapt):
         limit = np.abs(tau) * np.where(np.arange(n) % 2, 0.5, 1.5)   # every other one clamped
         expected, effort = np.empty(n), np.empty(n)
         clamped = SATURATE.call(tau, limit, index, expected)
-        assert two.compute_saturated(q, qd, reference, 1e-3, limit, index, effort) == clamped
+        assert two.saturating(limit, index, effort)(q, qd, reference, 1e-3) == clamped
         assert clamped == n // 2
         np.testing.assert_array_equal(two.torque, tau)
         np.testing.assert_array_equal(effort, expected)
         np.testing.assert_array_equal(two.estimates, one.estimates)
     q[0] = np.nan
-    assert two.compute_saturated(q, qd, reference, 1e-3, limit, index, effort) == -1
+    assert two.saturating(limit, index, effort)(q, qd, reference, 1e-3) == -1
 
     class Halved(AdaptiveComputedTorque):
         def compute(self, *args):
             return 0.5 * super().compute(*args)
-    assert Halved.compute_saturated is None and AdaptiveComputedTorque.compute_saturated
+    assert Halved.saturating is None and AdaptiveComputedTorque.saturating
 
 
 def test_interpreted_twins_agree_with_the_compiled_steps():

@@ -98,7 +98,7 @@ def test_computed_torque_integral_enters_the_commanded_acceleration():
 @pytest.mark.parametrize("kind", ["per_joint", "matrix"])
 @pytest.mark.parametrize("friction", [True, False])
 def test_the_loops_one_call_equals_compute_then_saturate(model, kind, friction):
-    """compute_saturated (the control loop's path) against compute and the loop's saturate_into,
+    """saturating (the control loop's path) against compute and the loop's saturate_into,
     bit for bit: the torque, the clamped efforts in joints order, the integral it carries on; and
     the kernel's source, interpreted, the same."""
     params = {**gains(kind, model.dof)[0], "ki": 3.0, "integral_limit": 0.05, "friction": friction}
@@ -114,19 +114,19 @@ def test_the_loops_one_call_equals_compute_then_saturate(model, kind, friction):
         expected = np.empty(n)
         clamped = SATURATE.call(tau, limit, index, expected)
         effort = np.empty(n)
-        assert two.compute_saturated(q, qd, reference, 0.01, limit, index, effort) == clamped
+        assert two.saturating(limit, index, effort)(q, qd, reference, 0.01) == clamped
         np.testing.assert_array_equal(two.torque, tau)
         np.testing.assert_array_equal(effort, expected)
         np.testing.assert_array_equal(two.integral, one.integral)
         assert clamped == n // 2
         mode = three._mode
         interpreted_effort = np.empty(n)
-        assert source(model.params, mode, q, qd, reference, three._gains, three._full,
-                      three._integral, three._limit, 0.01, three._integrates, three._work,
-                      three._v, three.torque, limit, index, interpreted_effort) == clamped
+        assert source(model.params, mode, three._gains, three._full, three._integral,
+                      three._limit, three._integrates, three._work, three._v, three.torque, limit,
+                      index, interpreted_effort, q, qd, reference, 0.01) == clamped
         np.testing.assert_allclose(interpreted_effort, expected, rtol=1e-12, atol=1e-12)
     q[0] = np.nan
-    assert two.compute_saturated(q, qd, reference, 0.01, limit, index, effort) == -1
+    assert two.saturating(limit, index, effort)(q, qd, reference, 0.01) == -1
 
 
 # ------------------------------------------------------------------ PD + gravity, feedforward

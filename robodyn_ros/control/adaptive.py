@@ -35,7 +35,8 @@ regressor, effort, update) into buffers allocated once.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from numbers import Real
 from typing import Any
 
@@ -299,11 +300,15 @@ class AdaptiveComputedTorque(ControlLaw):
         self._step(q, qd, q_des, qd_des, qdd_des, float(dt))
         return self.torque
 
-    def compute_saturated(self, q, qd, reference, dt, limit, index, effort) -> int:
-        """The control loop's path (``ControlLaw``): :meth:`compute` at the rows of ``reference``
-        into ``torque``, then ``saturate_into`` it into ``effort``; the caller passes float64
-        arrays of this arm, as for ``ComputedTorque.compute_saturated``."""
-        self._step(q, qd, reference[0], reference[1], reference[2], float(dt))
+    def saturating(self, limit, index, effort) -> Callable[..., int]:
+        """The control loop's path (``ControlLaw``) bound to the loop's arrays: ``(q, qd,
+        reference, dt)`` → :meth:`compute` at the rows of ``reference`` into ``torque``, then
+        ``saturate_into`` it into ``effort``; the caller passes what
+        ``ComputedTorque.saturating``'s caller does."""
+        return partial(self._saturated, limit, index, effort)
+
+    def _saturated(self, limit, index, effort, q, qd, reference, dt) -> int:
+        self._step(q, qd, reference[0], reference[1], reference[2], dt)
         return SATURATE.call(self.torque, limit, index, effort)
 
     def _step(self, q, qd, q_des, qd_des, qdd_des, dt: float) -> None:

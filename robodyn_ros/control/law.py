@@ -28,25 +28,25 @@ class ControlLaw(abc.ABC):
     preallocates what :meth:`compute` needs. To change a parameter at run time, construct a new
     law from ``{**law.params, name: value}``: the old one stays in service if that raises.
 
-    A law may also offer the control loop's short path, ``compute_saturated(q, qd,
-    reference, dt, limit, index, effort) -> int`` with a ``torque`` attribute (see
-    ``ComputedTorque``): compute at the rows of ``reference`` into ``torque``, then
-    ``cycle_steps.saturate_into`` (in the same compiled call where it can). The loop takes it for
-    a sampled trajectory and :meth:`compute` for everything else; both must give the same
-    efforts. A subclass that overrides :meth:`compute` alone loses the path it inherited: it
-    would compute otherwise.
+    A law may also offer the control loop's short path, ``saturating(limit, index, effort)``:
+    a callable ``(q, qd, reference, dt) -> int`` bound once to the loop's effort limits, joint
+    index and command (see ``ComputedTorque``), which computes at the rows of ``reference``
+    into the law's ``torque``, then ``cycle_steps.saturate_into`` (in the same compiled call
+    where it can). The loop takes it for a sampled trajectory and :meth:`compute` for everything
+    else; both must give the same efforts. A subclass that overrides :meth:`compute` alone loses
+    the path it inherited: it would compute otherwise.
     """
 
     #: The parameters the law accepts, name -> description (the node declares these).
     parameters: ClassVar[Mapping[str, str]] = {}
     #: Values of the optional parameters; every other accepted parameter is required.
     defaults: ClassVar[Mapping[str, Any]] = {}
-    compute_saturated = None   # the loop's short path, for the laws that offer one
+    saturating = None   # the loop's short path, for the laws that offer one
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if "compute" in vars(cls) and "compute_saturated" not in vars(cls):
-            cls.compute_saturated = None   # computed otherwise than the inherited path does
+        if "compute" in vars(cls) and "saturating" not in vars(cls):
+            cls.saturating = None   # computed otherwise than the inherited path does
 
     def __init__(self, model, params: Mapping[str, Any] | None = None):
         given = dict(params or {})

@@ -6,7 +6,8 @@ a matrix gain row by row.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from numbers import Real
 from typing import Any
 
@@ -60,12 +61,14 @@ PID = Direct(pid_into, VECTOR, VECTOR, VECTOR, VECTOR, C_ARRAY3, BOOL_VECTOR, VE
 
 
 @kernel
-def computed_torque_into(P, mode, q, qd, reference, gains, full, integral, limit, dt, integrates,
-                         work, v, tau, effort_limit, index, effort):
+def computed_torque_into(P, mode, gains, full, integral, limit, integrates, work, v, tau,
+                         effort_limit, index, effort, q, qd, reference, dt):
     """ComputedTorque.compute at the reference's rows ``reference`` (3, n: q_d, q̇_d, q̈_d) into
     ``tau``, then the loop's saturate_into of it into ``effort``, in one call (``v`` takes the
     commanded acceleration): the 1 kHz path, where the law's Python between its compiled calls
-    cost more than they did. Returns saturate_into's count (-1: tau has NaN or inf)."""
+    cost more than they did. Returns saturate_into's count (-1: tau has NaN or inf). What
+    changes from call to call comes last, so that the rest is bound once
+    (``ComputedTorque.saturating``)."""
     pid_into(q, qd, reference[0], reference[1], gains, full, integral, limit, dt, integrates,
              work, v)
     for j in range(v.shape[0]):
@@ -74,9 +77,9 @@ def computed_torque_into(P, mode, q, qd, reference, gains, full, integral, limit
     return saturate_into(tau, effort_limit, index, effort)
 
 
-COMPUTED_TORQUE = Direct(computed_torque_into, PARAMETERS, INT, VECTOR, VECTOR, C_MATRIX, C_ARRAY3,
-                         BOOL_VECTOR, VECTOR, VECTOR, FLOAT, BOOL, C_MATRIX, VECTOR, VECTOR, VECTOR,
-                         INDEX_VECTOR, VECTOR)
+COMPUTED_TORQUE = Direct(computed_torque_into, PARAMETERS, INT, C_ARRAY3, BOOL_VECTOR, VECTOR,
+                         VECTOR, BOOL, C_MATRIX, VECTOR, VECTOR, VECTOR, INDEX_VECTOR, VECTOR,
+                         VECTOR, VECTOR, C_MATRIX, FLOAT)
 
 
 def _flag(name: str, value) -> bool:
@@ -187,17 +190,17 @@ class ComputedTorque(_InverseDynamicsFeedback):
         v += qdd_des
         return self.model.inverse_dynamics(q, qd, v, friction=self._friction)
 
-    def compute_saturated(self, q, qd, reference, dt, limit, index, effort) -> int:
-        """The control loop's path, one compiled call (``computed_torque_into``): :meth:`compute`
-        at ``reference`` (3, n rows q_d, q̇_d, q̈_d) into ``torque``, clamped to ±``limit`` into
-        ``effort`` in joints order (``index``: the chain joint of each entry). Returns the
-        number of joints clamped, -1 when ``torque`` has NaN or inf. The caller passes float64
-        arrays of this arm (q, qd, limit, effort vectors; ``reference`` C-ordered; an intp
-        ``index``)."""
-        return COMPUTED_TORQUE.call(self.model.params, self._mode, q, qd, reference, self._gains,
-                                    self._full, self._integral, self._limit, float(dt),
-                                    self._integrates, self._work, self._v, self.torque, limit,
-                                    index, effort)
+    def saturating(self, limit, index, effort) -> Callable[..., int]:
+        """The control loop's path (``ControlLaw``), one compiled call (``computed_torque_into``)
+        bound to the loop's arrays: ``(q, qd, reference, dt)`` → :meth:`compute` at
+        ``reference`` (3, n rows q_d, q̇_d, q̈_d) into ``torque``, clamped to ±``limit`` into
+        ``effort`` in joints order (``index``: the chain joint of each entry); the number of
+        joints clamped, -1 when ``torque`` has NaN or inf. The caller passes float64 arrays of
+        this arm (q, qd, limit, effort vectors; ``reference`` C-ordered; an intp ``index``) and
+        a float ``dt``."""
+        return partial(COMPUTED_TORQUE.call, self.model.params, self._mode, self._gains,
+                       self._full, self._integral, self._limit, self._integrates, self._work,
+                       self._v, self.torque, limit, index, effort)
 
 
 class PDGravity(_PIDFeedback):
