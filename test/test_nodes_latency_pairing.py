@@ -45,3 +45,21 @@ def test_the_driver_pairs_the_answers_of_the_echo_peer_over_dds(tmp_path, monkey
     assert run["latency_ms"].size > 500             # a state every millisecond for 1 s
     assert answered.mean() > 0.5                    # most pairs found (none are timed here)
     assert run["unpaired_states"] == 0              # every ~/state carried a command that arrived
+
+
+def test_the_bytecode_count_is_of_the_controllers_1khz_path_and_counts_what_runs():
+    """benchmarks/bytecodes.py counts the ordinary path (ControlLoop.answer, not the fallback
+    through take_state and cycle) of the real nodes, in a process of its own; and its counter
+    counts each bytecode run: a loop run twice as often counts about twice as many."""
+    from robodyn_ros.apps.benchmarks.bytecodes import _counted
+
+    def spin(raw):
+        for _ in raw:
+            pass
+    assert 2 * sum(_counted(spin, b"x" * 10).values()) - sum(_counted(spin, b"x" * 20).values()) \
+        < 10
+    counts = latency._bytecodes()
+    assert "answer (loop.py)" in counts["functions"]
+    assert "cycle (loop.py)" not in counts["functions"]
+    assert counts["controller"] == sum(counts["functions"].values())
+    assert 0 < counts["echo"] < counts["controller"]

@@ -27,6 +27,9 @@ one, the p99 latency 1.2x; and the controller with the momentum observer on (iss
 from __future__ import annotations
 
 import collections
+import json
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -117,11 +120,27 @@ def run(duration: float = 60.0) -> dict:
     rows[-1]["met"] = bool(p99 <= 1.2)
     for row, limit in ((rows[3], 0.5), (rows[5], 0.1)):  # p99 (ms), commands later than 1 ms (%)
         row["target"], row["met"] = f"<= {limit:g} {row['unit']}", bool(row["best"] <= limit)
+    counts = _bytecodes()
+    largest = ", ".join(f"{name} {n}" for name, n in list(counts["functions"].items())[:4])
+    rows.append(figure("Python bytecodes the callback runs for one state, controller / echo",
+                       counts["controller"], counts["controller"], unit="", peer=counts["echo"],
+                       note=f"the same on every run (benchmarks/bytecodes.py); largest: {largest}"))
+    result["bytecodes"] = counts
     rows[2]["note"] = ("peer (every latency and CPU row): benchmarks/echo.py, a node that answers "
                        "each state with a fixed command and state and does nothing else, spun and "
                        "driven the same way: rclpy, the executor and DDS alone on this machine")
     result["rows"] = rows
     return result
+
+
+def _bytecodes() -> dict:
+    """benchmarks/bytecodes.py's counts, from a process of their own (both nodes in it)."""
+    done = subprocess.run([sys.executable, "-m", "robodyn_ros.apps.benchmarks.bytecodes"],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"benchmarks/bytecodes.py exited {done.returncode}: "
+                           f"{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
 
 
 def _latency(latency) -> dict:

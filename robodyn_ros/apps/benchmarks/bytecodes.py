@@ -1,0 +1,88 @@
+"""How many Python bytecodes the controller's callback runs for one joint state, against the
+echo peer's (``benchmarks/echo.py``): the part of a cycle's cost that the machine's noise does not
+move. A native profile of the running nodes put what the controller costs above the echo in
+Python's bytecode loop, not in its kernels (doc/performance.md), and a count is the same on every
+run where a CPU ratio moves by 10 % from one run to the next.
+
+    python -m robodyn_ros.apps.benchmarks.bytecodes    # JSON on stdout
+
+Both nodes run in this process, undriven: states serialized here are handed to their callbacks
+(200 to warm them up, then one counted, its stamp new), the controller at rate 0 holding its
+start (the latency benchmark's setting), nobody listening but to its state. ``robodyn-ros bench
+latency`` runs it in a process of its own.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+import warnings
+from collections import Counter
+
+
+def _counted(callback, raw: bytes) -> Counter:
+    """Bytecodes ``callback(raw)`` runs, per function ('name (file)')."""
+    per: Counter = Counter()
+
+    def trace(frame, event, arg):
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            code = frame.f_code
+            per[f"{code.co_name} ({code.co_filename.rsplit('/', 1)[-1]})"] += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        callback(raw)
+    finally:
+        sys.settrace(None)
+    return per
+
+
+def run() -> dict:
+    """{"controller": n, "echo": n, "functions": {...}}: the counts of one state, and the
+    controller's per function, largest first."""
+    from ..processes import loopback_dds
+    loopback_dds()   # before rclpy is imported
+    import rclpy
+    from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+
+    from ...nodes.controller import ComputedTorqueController
+    from ...plumbing.resources import find_share_file
+    from .echo import Echo
+    from .latency import JOINTS
+
+    rclpy.init()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # the PUMA data's link 3 inertia warns, rightly
+            controller = ComputedTorqueController(parameter_overrides=[
+                Parameter("urdf_file", value=str(find_share_file("urdf/puma560.urdf"))),
+                Parameter("friction", value=False), Parameter("state_timeout", value=10.0)])
+        echo = Echo()
+        msg = JointState(name=JOINTS, position=[0.1] * len(JOINTS), velocity=[0.0] * len(JOINTS))
+        states = []
+        start = time.time()
+        for k in range(201):
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(
+                round((start + k * 1e-3) * 1e9), 1_000_000_000)
+            states.append(serialize_message(msg))
+        controller._cartesian.refresh()   # nobody listens to the task frame...
+        controller._state.listened = True   # ...but to the state, as in the latency benchmark
+        for raw in states[:200]:
+            controller._on_joint_state(raw)
+            echo._answer(raw)
+        ours, peer = _counted(controller._on_joint_state, states[200]), _counted(echo._answer,
+                                                                                states[200])
+        controller.destroy_node()
+        echo.destroy_node()
+    finally:
+        rclpy.shutdown()
+    return {"controller": sum(ours.values()), "echo": sum(peer.values()),
+            "functions": dict(ours.most_common())}
+
+
+if __name__ == "__main__":
+    print(json.dumps(run()))
