@@ -224,6 +224,10 @@ def test_the_match_of_the_last_states_names_is_given_for_those_names_only():
     assert loop.set_state(names, to_message(Q0), np.zeros(6)) == Accepted()
     np.testing.assert_array_equal(np.asarray(names)[loop.match_of(list(names))], CHAIN)
     assert loop.match_of(names[::-1]) is None             # other names: read them
+    loop.apply(loop.prepare({"collision_observer_gain": [50.0], "collision_torque": "measured"}))
+    assert loop.match_of(names) is None                   # its effort is taken: read it
+    loop.apply(loop.prepare({"collision_torque": "command"}))
+    assert loop.match_of(names) is not None
     short = names[:-1]
     assert isinstance(loop.set_state(short, Q0[:-1], np.zeros(5)), Rejection)
     assert loop.match_of(short) is None and loop.match_of(names) is None

@@ -334,9 +334,12 @@ class ControlLoop:
         return self.take_state(q, qd, stamp, effort)
 
     def match_of(self, names: Sequence[str]) -> np.ndarray | None:
-        """Where the chain's joints are among ``names`` (an index vector) when the last state
-        given to set_state had these names and they named them all, else None."""
-        if names != self._names or isinstance(self._match, Rejection):
+        """Where the chain's joints are among ``names`` (an index vector), to take a state of
+        these names from its positions and velocities alone (:meth:`take_state`): when the last
+        state given to set_state had these names and they named them all, and no state's effort
+        is taken (:attr:`takes_effort`). Else None: set_state it."""
+        if names != self._names or isinstance(self._match, Rejection) or (
+                self.guard is not None and self.guard.measured):
             return None
         return self._match
 

@@ -181,7 +181,7 @@ class ComputedTorqueController(ManagedNode):
     def _on_joint_state(self, raw: bytes):
         start = perf_counter()  # a cycle is timed from its joint state's arrival to its command
         loop, reader = self.loop, self._joint_states
-        match = None if loop.takes_effort else loop.match_of(reader.names)
+        match = loop.match_of(reader.names)
         if match is not None:   # the joints the last state named: taken straight from its bytes
             q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: the loop keeps them
             header = reader.take(raw, match, q, qd)
@@ -194,7 +194,7 @@ class ComputedTorqueController(ManagedNode):
                         command = loop.answer(q, qd, stamp)
                     if command is not None:
                         self._answered = self._state_time = header
-                        self._publish(command)
+                        self._publish(command, header)
                         self._timing.record(start, perf_counter())
                         return
                 with self._lock:
@@ -277,16 +277,19 @@ class ComputedTorqueController(ManagedNode):
                 self.executor.create_task(self._action.preempt, why, goal)
         self._publish_effort(stale.effort, self._safe_command)
 
-    def _publish(self, command: Command):
-        self._publish_effort(command.effort)
-        if not isinstance(command, LawFailure):
-            # an unstamped state's: the time the cycle sampled the reference at
+    def _publish(self, command: Command, stamp: Time | None = None):
+        """A cycle's command; unless the law failed, its state and what follows a cycle.
+        ``stamp``: its state's (sec, nanosec), None to look it up."""
+        if isinstance(command, LawFailure):
+            return self._publish_effort(command.effort)
+        self._command_pub.publish(bytes(self._command))   # the cycle wrote it in place
+        if stamp is None:   # an unstamped state's: the time the cycle sampled the reference at
             stamp = self._state_time if self.loop.stamp else stamp_parts(self.loop.time)
-            self._state.publish(self.loop, stamp, self._command.values)
-            self._cartesian.after_cycle(stamp)
-            self._collisions.after_cycle(stamp)
-            if self._action is not None:
-                self._action.after_cycle()
+        self._state.publish(self.loop, stamp, self._command.values)
+        self._cartesian.after_cycle(stamp)
+        self._collisions.after_cycle(stamp)
+        if self._action is not None:
+            self._action.after_cycle()
 
     def _abort(self, why: str):
         if self._action is not None:   # a collision: the path cannot be followed
