@@ -332,7 +332,9 @@ def test_readme_plugin_law_with_its_own_parameter_is_set_like_the_gains(rig, mod
         re.search(r"```python\n(.*?)```", section, re.S).group(1))
     register_laws(tmp_path, monkeypatch, "robodyn_readme_law", damped_gravity="DampedGravity")
 
-    ctl = rig.controller(control_law="damped_gravity", effort_limits=[1e3] * 6)
+    # state_timeout: a law built while the machine is busy may take longer than the default
+    # 0.1 s, and the watchdog's hold_gravity would then be the next command
+    ctl = rig.controller(control_law="damped_gravity", effort_limits=[1e3] * 6, state_timeout=2.0)
     rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
     qd = np.full(6, 0.5)
     rig.publish_state(Q0, qd)
