@@ -159,17 +159,27 @@ STALE = "no valid joint state for"
 
 def test_send_goal_moves_the_arm_and_a_goal_beyond_the_limits_is_rejected(probe, system):
     start = np.array(system.states[-1].msg.position)
-    stalls = system.launch.output().count(STALE)
-    done = run(probe, system, "send-goal")
-    assert "Goal finished with status: SUCCEEDED" in done.stdout, done.stdout
+    for _ in range(3):
+        stalls = system.launch.output().count(STALE)
+        done = run(probe, system, "send-goal")
+        if "Goal finished with status: SUCCEEDED" in done.stdout:
+            break
+        # a loaded machine stalled the simulator past state_timeout: the controller aborted the
+        # goal (its client hears why) and resumed holding where the arm was; a user sends it again
+        assert system.launch.output().count(STALE) > stalls, done.stdout
+        assert "Goal finished with status: ABORTED" in done.stdout, done.stdout
+        assert re.search(r"no valid joint state for|joint states valid again", done.stdout), \
+            done.stdout
+    else:
+        pytest.fail(f"three goals aborted by stalls: {done.stdout}")
     target = np.array([1.2, 0.3, 1.3, 0.2, 0.3, 0.4])
     probe.spin_for(0.2)
     reached = np.array(system.states[-1].msg.position)
     assert np.abs(reached - start).max() > 0.2, "the arm did not move"
     if system.launch.output().count(STALE) == stalls:
         assert np.allclose(reached, target, atol=0.05), (start, reached)
-    # else the machine stalled the simulator past state_timeout: the controller resumed by
-    # holding where the arm was, and the goal ended there
+    # else the machine stalled the simulator past state_timeout after the goal ended: the
+    # controller resumed by holding where the arm was
     done = run(probe, system, "send-goal-rejected")
     assert "Goal was rejected." in done.stdout, done.stdout
     system.launch.wait_for_output(r"joint_2.*limit|limit.*joint_2", spin=probe.spin_once)
