@@ -93,7 +93,8 @@ class CollisionGuard:
 
     def observe(self, t: float, q, qd, applied) -> bool:
         """One cycle: the state (q, q̇) at time ``t`` and the torque ``applied`` since the last
-        one (chain order: the command sent, unless the effort is measured). True when this
+        one (float64 vectors in chain order, as the loop keeps them: the command sent, unless the
+        effort is measured). True when this
         cycle detects a new collision (``event``)."""
         if self.measured and self._effort is not None:
             applied = self._effort
@@ -102,7 +103,7 @@ class CollisionGuard:
         if dt is None or not 0.0 < dt <= self._max_gap:   # the first state, or after an outage
             self.observer.reset(q, qd)
             return False
-        r = self.observer.step(q, qd, applied, dt)
+        r = self.observer.advance(q, qd, applied, dt)   # the loop's float64 vectors
         if self.detector is None:
             return False
         known = self.event
