@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from sensor_msgs.msg import JointState
 
 from robodyn_ros.control import ControlLaw, JointTrajectory, cycle_steps, load_law
 from robodyn_ros.control.joints import JointOrder
@@ -20,6 +21,8 @@ from robodyn_ros.control.loop import (ERROR, OK, WARN, Accepted, Command, Contro
                                       Rejection, Stale, _Window)
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.plumbing.kernels import interpreted
+from robodyn_ros.nodes.messages import JointStateReader
+from robodyn_ros.nodes.serialized import SerializedJointState
 from robodyn_ros.nodes.watchdog import WatchdogThread
 from robodyn_ros.plumbing.reasons import CountedEvent, bounded
 from robodyn_ros.plumbing.resources import find_share_file
@@ -216,6 +219,38 @@ def test_taking_a_state_picks_the_chain_joints_and_flags_nan_and_inf():
         assert run(unread, velocity, match, q, qd)
 
 
+def test_the_ordinary_state_is_taken_checked_and_sampled_by_its_kernel_as_by_its_source():
+    """cycle_steps.take_ordinary_state's machine code against its source run by the
+    interpreter: the state taken, its stamp checked against the newest one taken and the
+    clock, and only then the reference sampled at it, as the sampler samples it."""
+    loop, clock, _ = make_loop()
+    state(loop, stamp=clock.t)
+    far = Q0 + np.radians([20.0, -10.0, 15.0, 30.0, -30.0, 40.0])
+    assert isinstance(loop.set_trajectory(JointTrajectory(CHAIN, [0.5], [far])), Accepted)
+    raw, stamp = _message(Q0 + 0.01, np.full(6, 0.5), clock.t + 0.2)
+    reader = JointStateReader(JointState)
+    reader.read(raw)
+    source = interpreted(cycle_steps)["take_ordinary_state"]
+    expected = np.empty((3, 6))
+    loop._sampler.sample_into(stamp, expected)
+    for newest, now, taken in [(clock.t, clock.t + 0.25, True),    # newer, and fresh
+                               (stamp, clock.t + 0.25, False),     # the newest again
+                               (clock.t, clock.t + 0.35, False)]:  # stamped 0.15 s before now
+        results = []
+        for run in (cycle_steps.TAKE_ORDINARY_STATE.call, source):
+            q, qd, parts, samples = np.empty(6), np.empty(6), np.zeros(2, np.int64), np.zeros((3, 6))
+            times = np.array([now, newest, 0.1])
+            done = run(raw, reader.names_bytes, loop.match_of(CHAIN), q, qd, parts, times,
+                       *loop._sampler.pieces, samples)
+            results.append((done, q.tolist(), qd.tolist(), parts.tolist(), times.tolist(),
+                            samples.tolist()))
+        assert results[0] == results[1]
+        done, q, qd, parts, times, samples = results[0]
+        assert done == taken and q == (Q0 + 0.01).tolist() and qd == [0.5] * 6
+        assert times[1] == (stamp if taken else newest)
+        assert samples == (expected.tolist() if taken else np.zeros((3, 6)).tolist())
+
+
 def test_the_match_of_the_last_states_names_is_given_for_those_names_only():
     """What an adapter taking the next state from its bytes picks the chain's joints by."""
     loop, clock, steady = make_loop()
@@ -231,6 +266,25 @@ def test_the_match_of_the_last_states_names_is_given_for_those_names_only():
     short = names[:-1]
     assert isinstance(loop.set_state(short, Q0[:-1], np.zeros(5)), Rejection)
     assert loop.match_of(short) is None and loop.match_of(names) is None
+
+
+def _message(q, qd, stamp, names=CHAIN):
+    """A serialized JointState of ``names`` at ``stamp`` (s, rounded to the nanosecond); its
+    stamp as a loop is given it (s)."""
+    message = SerializedJointState(names, JointState)
+    message.position[:], message.velocity[:] = q, qd
+    sec, nanosec = divmod(round(stamp * 1e9), 1_000_000_000)
+    return message.write(sec, nanosec), sec + 1e-9 * nanosec
+
+
+def _answer(loop, raw):
+    """loop.answer of the serialized JointState ``raw``, its names' bytes as a node's reader
+    keeps them (having read a state of those names)."""
+    reader = JointStateReader(JointState)
+    reader.read(raw)
+    answer = loop.answer(raw, reader.names, reader.names_bytes, reader.stamp)
+    assert answer is None or tuple(reader.stamp) == tuple(reader.read(raw)[0])
+    return answer
 
 
 def _window(loop):
@@ -269,11 +323,12 @@ def test_answer_is_take_state_then_cycle_in_one_step(law, guard):
         results = []
         for i, (loop, clock) in enumerate(loops):
             clock.t += 0.001 + 1e-4 * (k % 3)
+            raw, stamp = _message(q, qd, clock.t - 2e-4)
             if i == 0:
-                assert loop.take_state(q.copy(), qd.copy(), clock.t - 2e-4) == Accepted()
+                assert loop.take_state(q.copy(), qd.copy(), stamp) == Accepted()
                 command = loop.cycle()
             else:
-                command = loop.answer(q.copy(), qd.copy(), clock.t - 2e-4)
+                command = _answer(loop, raw)
             results.append((type(command), command.effort.tolist(), _window(loop)))
         assert results[0] == results[1]
     assert loops[1][0].law_failures == (41 if law == "nan_test" else 0)   # the first cycle too
@@ -288,15 +343,20 @@ def test_answer_is_take_state_then_cycle_in_one_step(law, guard):
 
 
 def _outside_the_ordinary(case, loop, clock, steady):
-    """Make ``case`` hold for the next state; the stamp to give it."""
+    """Make ``case`` hold for the next state; its stamp, position and names."""
+    q, names = Q0 + 0.01, CHAIN
     if case == "unstamped":
-        return 0.0
-    if case == "backlog":
-        return clock.t - 0.2
+        return 0.0, q, names
+    if case == "backlog":   # newer than the last state, yet stamped long before it arrived
+        clock.t += 0.3
+        return clock.t - 0.2, q, names
+    if case == "the last stamp again":   # a step-locked simulator's state, published again
+        return clock.t, q, names
+    if case == "older than the last":   # out of order, yet fresh
+        return clock.t - 0.05, q, names
     if case == "time back":   # a simulation reset
         clock.t = 2.0
-        return clock.t
-    if case == "stale":
+    elif case == "stale":
         steady.t += 1.0
         assert loop.watchdog() is not None
     elif case == "disabled":
@@ -305,14 +365,19 @@ def _outside_the_ordinary(case, loop, clock, steady):
         loop.set_reference(to_message(Q0 + 0.1))
     elif case == "measured torque":   # the observer takes the state's effort, which answer has not
         loop.apply(loop.prepare({**GUARD, "collision_torque": "measured"}))
-    return clock.t
+    elif case == "NaN":
+        q = Q0 + [0.01, np.nan, 0.0, 0.0, 0.0, 0.0]
+    elif case == "other names":
+        names = CHAIN[::-1]
+    return clock.t + 0.001, q, names
 
 
-@pytest.mark.parametrize("case", ["no state yet", "unstamped", "backlog", "time back", "stale",
-                                  "disabled", "reference point", "measured torque"])
+@pytest.mark.parametrize("case", ["no state yet", "unstamped", "backlog", "the last stamp again",
+                                  "older than the last", "time back", "stale", "disabled",
+                                  "reference point", "measured torque", "NaN", "other names"])
 def test_answer_declines_outside_the_ordinary_case_and_changes_nothing(case):
     """Each case answer leaves to take_state and cycle gets None and leaves the loop as it was:
-    what take_state and cycle then do is what they do without the attempt."""
+    what set_state and cycle then do is what they do without the attempt."""
     loops = [make_loop(timeout=0.1) for _ in range(2)]
     results = []
     for i, (loop, clock, steady) in enumerate(loops):
@@ -322,15 +387,20 @@ def test_answer_declines_outside_the_ordinary_case_and_changes_nothing(case):
             clock.t += 0.5
             state(loop, stamp=clock.t)
             loop.cycle()
-        stamp = _outside_the_ordinary(case, loop, clock, steady)
+        stamp, q, names = _outside_the_ordinary(case, loop, clock, steady)
+        raw, stamp = _message(q, np.zeros(6), stamp, names)
         before = _window(loop)
         if i == 1:
-            assert loop.answer(Q0 + 0.01, np.zeros(6), stamp) is None
+            assert _answer(loop, raw) is None
             assert _window(loop) == before
-        result = loop.take_state(Q0 + 0.01, np.zeros(6), stamp)
+        result = state(loop, q, np.zeros(6), names, stamp)
         command = loop.cycle() if isinstance(result, Accepted) else None
         results.append((result, None if command is None else command.effort.tolist(), _window(loop)))
     assert results[0] == results[1]
+    ordinary, _ = _message(Q0, np.zeros(6), clock.t + 0.002)   # the next one is answered again
+    answered = _answer(loop, ordinary) is not None
+    assert answered == (case not in ("disabled", "reference point", "measured torque",
+                                     "other names"))
 
 
 def test_a_law_derived_from_computed_torque_is_computed_its_own_way():

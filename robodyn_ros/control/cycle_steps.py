@@ -1,15 +1,16 @@
 """The control cycle's per-message steps as compiled calls: taking a joint state (the chain's
 joints picked from the message, checked for NaN and inf; straight from its serialized bytes when
-it names the joints the last one did) and finishing the command (the law's effort checked for NaN
-and inf, clamped to the effort limits, put into joints order). In NumPy these were some ten calls
+it names the joints the last one did, with the reference sampled at its stamp when it is the
+ordinary next state) and finishing the command (the law's effort checked for NaN and inf, clamped
+to the effort limits, put into joints order). In NumPy these were some ten calls
 of about a microsecond each per message; numba runs the plain loops below
 (``robodyn_ros.plumbing.kernels``), which the tests also run interpreted.
 """
 import numpy as np
 
-from ..plumbing.kernels import (BYTE_VECTOR, BYTES, INDEX_VECTOR, INT_VECTOR, VECTOR, Direct,
-                              inline, kernel)
-from .trajectory import SAMPLE
+from ..plumbing.kernels import (BYTE_VECTOR, BYTES, C_ARRAY3, C_MATRIX, C_VECTOR, INDEX_VECTOR,
+                                INT_VECTOR, VECTOR, Direct, inline, kernel)
+from .trajectory import SAMPLE, sample_into
 
 
 @kernel
@@ -57,7 +58,7 @@ def _u32(raw, at):
             | np.int64(raw[at + 3]) << 24)
 
 
-@kernel
+@inline
 def take_serialized_state(message, names, match, q, qd, stamp):
     """take_state from the bytes of a serialized sensor_msgs/JointState (``message``, CDR) whose
     name sequence is byte for byte ``names`` (its count, then its strings: the last state's, whose
@@ -85,6 +86,29 @@ def take_serialized_state(message, names, match, q, qd, stamp):
     if stamp[0] < 0 or stamp[1] >= 1_000_000_000:   # no clock gives it: the reader says so
         return False
     return take_state(body[position:position + n], body[velocity:velocity + n], match, q, qd)
+
+
+#: ``take_ordinary_state``'s clock vector: the time now (s, the loop's clock), the latest stamp
+#: taken since time last went back (s), state_timeout (s)
+NOW, NEWEST, TIMEOUT = range(3)
+
+
+@kernel
+def take_ordinary_state(message, names, match, q, qd, stamp, times, knots, origins, stacked,
+                        samples):
+    """take_serialized_state, and whether the state is the ordinary next one: stamped after every
+    state taken since time last went back (``times[NEWEST]``, which it becomes), so neither
+    answered yet nor older, and at most ``times[TIMEOUT]`` before ``times[NOW]``. Only then is the
+    reference sampled at its stamp into ``samples`` (sample_into of ``knots``, ``origins``,
+    ``stacked``) and True returned; else False, with nothing but q, qd and stamp written."""
+    if not take_serialized_state(message, names, match, q, qd, stamp):
+        return False
+    t = stamp[0] + 1e-9 * stamp[1]   # as the loop converts a header stamp, to the bit
+    if not (t > times[NEWEST] and times[NOW] - t <= times[TIMEOUT]):
+        return False
+    times[NEWEST] = t
+    sample_into(knots, origins, stacked, t, samples)
+    return True
 
 
 @inline
@@ -149,6 +173,8 @@ def state_into(out, starts, q_des, qd_des, qdd_des, q, qd, effort, index):
 TAKE_STATE = Direct(take_state, VECTOR, VECTOR, INDEX_VECTOR, VECTOR, VECTOR)
 TAKE_SERIALIZED_STATE = Direct(take_serialized_state, BYTES, BYTE_VECTOR, INDEX_VECTOR, VECTOR, VECTOR,
                                INT_VECTOR)
+TAKE_ORDINARY_STATE = Direct(take_ordinary_state, BYTES, BYTE_VECTOR, INDEX_VECTOR, VECTOR, VECTOR,
+                             INT_VECTOR, C_VECTOR, VECTOR, VECTOR, C_ARRAY3, C_MATRIX)
 STATE_INTO = Direct(state_into, VECTOR, INDEX_VECTOR, *[VECTOR] * 6, INDEX_VECTOR)
 SATURATE = Direct(saturate_into, VECTOR, VECTOR, INDEX_VECTOR, VECTOR)
 
@@ -158,6 +184,7 @@ def warm_up() -> None:
     this module's and the reference's sampling (``trajectory.SAMPLE``)."""
     TAKE_STATE.ready()
     TAKE_SERIALIZED_STATE.ready()
+    TAKE_ORDINARY_STATE.ready()
     STATE_INTO.ready()
     SATURATE.ready()
     SAMPLE.ready()

@@ -43,7 +43,7 @@ from .collision_guard import SETTINGS as COLLISION_SETTINGS
 from .collision_guard import CollisionGuard, guard_from_settings
 from .law import ControlLaw, load_law, takes_target
 from .laws import GravityCompensation
-from .cycle_steps import SATURATE, TAKE_STATE
+from .cycle_steps import NEWEST, NOW, SATURATE, TAKE_ORDINARY_STATE, TAKE_STATE, TIMEOUT
 from .cycle_timing import CAPACITY
 from .cycle_steps import warm_up as warm_up_cycle_steps
 from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler, limit_violation
@@ -183,6 +183,9 @@ class ControlLoop:
         self.q, self.qd = np.zeros(n), np.zeros(n)
         self.stamp = 0.0  # its header stamp in seconds; 0 for an unstamped state
         self._latest: float | None = None  # its time (the stamp, else the clock at arrival)
+        # answer's clocks (cycle_steps.take_ordinary_state): now, the newest time taken (0: none)
+        self._times = np.zeros(3)
+        self._times[TIMEOUT] = self.state_timeout
         self.received: float | None = None  # steady time of the last valid state
         # the last cycle's (q_d, q̇_d, q̈_d); a trajectory's is sampled into the rows of _samples,
         # which the next cycle overwrites
@@ -360,6 +363,8 @@ class ControlLoop:
                                "publisher stalled, or its clock is not this node's)")
         t, before = stamp or now, self._latest
         back = before is not None and t < before - self.state_timeout
+        times = self._times   # answer's: the newest time since time went back
+        times[NEWEST] = t if back else max(times[NEWEST], t)
         self.q, self.qd, self.stamp, self._latest = q, qd, stamp, t
         self.received = self._steady()
         if self.takes_effort:
@@ -522,27 +527,34 @@ class ControlLoop:
             law = self._observed(t, law)
         return self._command_by(law, self.reference, dt, start)
 
-    def answer(self, q: np.ndarray, qd: np.ndarray, stamp: float) -> Command | None:
+    def answer(self, message: bytes, names: Sequence[str], names_bytes: np.ndarray,
+               stamp: np.ndarray) -> Command | None:
         """:meth:`take_state` then :meth:`cycle` in one step for the ordinary 1 kHz case: a
-        stamped state, fresh and in order, the law tracking a trajectory or a hold, the
-        collision guard (if any) observing the command it sends. Each Python call around the law
+        serialized JointState (``message``) naming ``names`` as the last state given to set_state
+        did (``names_bytes``: how they are serialized; see match_of), its positions and
+        velocities finite, stamped after every state taken and fresh (its (sec, nanosec) into
+        ``stamp``, int64), the law tracking a trajectory or a hold, the collision guard (if any)
+        observing the command it sends. The state is taken and the reference sampled in one
+        compiled call (``cycle_steps.take_ordinary_state``): each Python call around the law
         costs microseconds there. Returns None, having changed nothing, in any other case:
         take_state and cycle handle it then."""
-        now, latest, guard = self._clock(), self._latest, self.guard
-        if (self.stale or not self.enabled or self._setpoint is not None or self._sampler is None
-                or not stamp or now - stamp > self.state_timeout
-                or (latest is not None and stamp < latest - self.state_timeout)
-                or (guard is not None and guard.measured)):
+        guard, match, times = self.guard, self.match_of(names), self._times
+        if self.stale or not self.enabled or self._setpoint is not None or self._sampler is None \
+                or match is None:
             return None
-        self.q, self.qd, self.stamp, self._latest = q, qd, stamp, stamp
+        times[NOW] = self._clock()
+        q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: readers may keep them
+        if not TAKE_ORDINARY_STATE.call(message, names_bytes, match, q, qd, stamp, times,
+                                        *self._sampler.pieces, self._samples):
+            return None
+        t = times[NEWEST]
+        self.q, self.qd, self.stamp, self._latest, self.time = q, qd, t, t, t
         self.received = self._steady()
-        start = time.perf_counter()
-        last, self._last_t, self.time = self._last_t, stamp, stamp
-        self._sampler.sample_into(stamp, self._samples)
+        start, last, self._last_t = time.perf_counter(), self._last_t, t
         self.reference = self._sampled
-        law = self._law if guard is None else self._observed(stamp, self._law)
-        return self._command_by(law, self.reference,
-                                0.0 if last is None else max(stamp - last, 0.0), start)
+        law = self._law if guard is None else self._observed(t, self._law)   # may hold: resampled
+        return self._command_by(law, self.reference, 0.0 if last is None else max(t - last, 0.0),
+                                start)
 
     def _observed(self, t: float, law) -> ControlLaw:
         """The momentum observer's step on the state: a detection counted and reacted to (a

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..plumbing.kernels import C_ARRAY3, C_MATRIX, FLOAT, VECTOR, Direct, kernel
+from ..plumbing.kernels import C_ARRAY3, C_MATRIX, FLOAT, VECTOR, Direct, inline
 from ..plumbing.reasons import bounded
 
 __all__ = ["JointTrajectory", "TrajectoryError", "TrajectorySampler", "limit_violation",
@@ -50,7 +50,7 @@ _VEL_WEIGHTS = np.arange(1.0, _DEGREE + 1)  # d/dτ τ^k = k τ^(k-1)
 _ACC_WEIGHTS = _VEL_WEIGHTS[1:] * _VEL_WEIGHTS[:-1]  # k (k-1) for k = 2..5
 
 
-@kernel
+@inline
 def sample_into(knots, origins, stacked, t, out):
     """out = [q; q̇; q̈] (3, n) at time ``t`` of the piece i whose interval [knots[i], knots[i+1])
     holds t (piece 0 before knots[0], evaluated there): the polynomials in t - origins[i] whose
@@ -301,7 +301,7 @@ class TrajectorySampler:
 
     def sample_into(self, t: float, out: np.ndarray) -> None:
         """:meth:`sample` into the rows of ``out`` (3 x joints, float64, C order)."""
-        SAMPLE.call(self._knot_array, self._origin_array, self._stacked, float(t), out)
+        SAMPLE.call(*self.pieces, float(t), out)
 
     def _pieces_before(self, splice: float, now: float):
         """The current pieces that still matter: those active between ``now`` and ``splice``,
@@ -317,14 +317,15 @@ class TrajectorySampler:
     def _set_pieces(self, knots, origins, pieces) -> None:
         self._knots = [float(k) for k in knots]
         self._origins = [float(o) for o in origins]
-        self._knot_array, self._origin_array = np.array(self._knots), np.array(self._origins)
         self._coefficients = c = np.asarray(pieces, dtype=float)
         velocity, acceleration = np.zeros_like(c), np.zeros_like(c)
         velocity[:, :-1] = c[:, 1:] * _VEL_WEIGHTS[:, None]
         acceleration[:, :-2] = c[:, 2:] * _ACC_WEIGHTS[:, None]
         # the pieces store [c | derivative c | 2nd derivative c]: one pass gives q, q̇, q̈; in C
         # order, which SAMPLE's machine code reads (concatenate keeps its inputs' order)
-        self._stacked = np.ascontiguousarray(np.concatenate([c, velocity, acceleration], axis=2))
+        stacked = np.ascontiguousarray(np.concatenate([c, velocity, acceleration], axis=2))
+        #: sample_into's knots, origins and stacked coefficients
+        self.pieces = (np.array(self._knots), np.array(self._origins), stacked)
 
 
 def _constant(position: np.ndarray) -> np.ndarray:

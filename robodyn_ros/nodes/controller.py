@@ -181,24 +181,23 @@ class ComputedTorqueController(ManagedNode):
     def _on_joint_state(self, raw: bytes):
         start = perf_counter()  # a cycle is timed from its joint state's arrival to its command
         loop, reader = self.loop, self._joint_states
+        if self._rate == 0.0 and self.active and self._cartesian.idle:
+            # rate 0, the ordinary case: the state taken and answered in one step
+            with self._lock:  # against the watchdog's thread
+                command = loop.answer(raw, reader.names, reader.names_bytes, reader.stamp)
+            if command is not None:
+                # (sec, nanosec) as a plain tuple: a Time costs a Python call more
+                self._answered = self._state_time = stamp = tuple(reader.stamp.tolist())
+                self._publish(command, stamp)
+                self._timing.record(start, perf_counter())
+                return
         match = loop.match_of(reader.names)
         if match is not None:   # the joints the last state named: taken straight from its bytes
             q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: the loop keeps them
             header = reader.take(raw, match, q, qd)
             if header is not None:
-                stamp = header.sec + 1e-9 * header.nanosec
-                # rate 0, the ordinary case: the state taken and answered in one step
-                if self._rate == 0.0 and self.active and header != self._answered and stamp \
-                        and self._cartesian.idle:
-                    with self._lock:  # against the watchdog's thread
-                        command = loop.answer(q, qd, stamp)
-                    if command is not None:
-                        self._answered = self._state_time = header
-                        self._publish(command, header)
-                        self._timing.record(start, perf_counter())
-                        return
                 with self._lock:
-                    result = loop.take_state(q, qd, stamp)
+                    result = loop.take_state(q, qd, header.sec + 1e-9 * header.nanosec)
                 return self._took(start, header, result)
         try:
             header, names, position, velocity, effort = reader.read(raw)
@@ -277,7 +276,7 @@ class ComputedTorqueController(ManagedNode):
                 self.executor.create_task(self._action.preempt, why, goal)
         self._publish_effort(stale.effort, self._safe_command)
 
-    def _publish(self, command: Command, stamp: Time | None = None):
+    def _publish(self, command: Command, stamp: tuple[int, int] | None = None):
         """A cycle's command; unless the law failed, its state and what follows a cycle.
         ``stamp``: its state's (sec, nanosec), None to look it up."""
         if isinstance(command, LawFailure):

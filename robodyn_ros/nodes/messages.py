@@ -204,8 +204,10 @@ class JointStateReader:
         self._type = message_type
         self.names: list[str] = []
         self._block = bytes(4)   # the names' bytes: their count (none yet), then the strings
-        self._block_array = np.frombuffer(self._block, np.uint8)   # the same, for the kernel
-        self._stamp = np.zeros(2, dtype=np.int64)
+        #: the names' bytes as a kernel reads them (``take``, ``ControlLoop.answer``)
+        self.names_bytes = np.frombuffer(self._block, np.uint8)
+        #: the stamp (sec, nanosec) ``take`` read
+        self.stamp = np.zeros(2, dtype=np.int64)
         TAKE_SERIALIZED_STATE.ready()   # at setup, not at the first state
 
     def read(self, raw: bytes) -> tuple[Time, list[str], np.ndarray, np.ndarray, np.ndarray]:
@@ -230,7 +232,7 @@ class JointStateReader:
                 if names != self.names:   # not only other padding between the strings
                     self.names = names
                 self._block = bytes(body[start:pos])
-                self._block_array = np.frombuffer(self._block, np.uint8)
+                self.names_bytes = np.frombuffer(self._block, np.uint8)
             arrays = []
             for _ in range(3):   # position, velocity, effort: a count, doubles aligned to 8 bytes
                 pos = (pos + 3) & ~3
@@ -249,8 +251,8 @@ class JointStateReader:
         at ``match`` (where the chain's joints are among ``names``), when it names the joints the
         last one read did, little-endian, with one finite position and velocity per name and a
         valid stamp (``cycle_steps.take_serialized_state``); None otherwise: :meth:`read` it."""
-        if TAKE_SERIALIZED_STATE.call(raw, self._block_array, match, q, qd, self._stamp):
-            return Time(*self._stamp.tolist())
+        if TAKE_SERIALIZED_STATE.call(raw, self.names_bytes, match, q, qd, self.stamp):
+            return Time(*self.stamp.tolist())
         return None
 
 
