@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..plumbing.kernels import C_ARRAY3, C_MATRIX, FLOAT, VECTOR, Direct, inline
+from ..plumbing.kernels import C_ARRAY3, C_MATRIX, FLOAT, VECTOR, Direct, kernel
 from ..plumbing.reasons import bounded
 
 __all__ = ["JointTrajectory", "TrajectoryError", "TrajectorySampler", "limit_violation",
@@ -50,7 +50,7 @@ _VEL_WEIGHTS = np.arange(1.0, _DEGREE + 1)  # d/dτ τ^k = k τ^(k-1)
 _ACC_WEIGHTS = _VEL_WEIGHTS[1:] * _VEL_WEIGHTS[:-1]  # k (k-1) for k = 2..5
 
 
-@inline
+@kernel
 def sample_into(knots, origins, stacked, t, out):
     """out = [q; q̇; q̈] (3, n) at time ``t`` of the piece i whose interval [knots[i], knots[i+1])
     holds t (piece 0 before knots[0], evaluated there): the polynomials in t - origins[i] whose
