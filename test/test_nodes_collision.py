@@ -89,3 +89,22 @@ def test_a_push_aborts_the_goal_is_reported_and_holds_until_reset(rig, model):
     assert answer.success and "collision reset" in answer.message
     assert not ctl.loop.collided
     assert not rig.call(Trigger, f"{NODE}/reset_collision", Trigger.Request()).success
+
+
+def test_the_estimates_are_computed_only_while_someone_listens(rig):
+    """~/external_torque and ~/external_wrench_estimate cost a node nothing while nobody listens
+    (asked once per diagnostics period, as for ~/controller_state); one that starts listening
+    gets them from the next period on."""
+    rig.simulator(friction_scale=0.0, publish_rate=1000.0, lockstep=True, command_timeout=5.0)
+    ctl = rig.controller(use_sim_time=True, friction=False, state_timeout=5.0,
+                         collision_observer_gain=[50.0])
+    rig.spin_until(lambda: ctl.loop is not None and ctl.loop.active
+                   and ctl._collisions.listened == (False, False), timeout=60.0,
+                   what="a diagnostics period with nobody listening")
+    commands, published = len(rig.commands), ctl._collisions._next
+    rig.spin_until(lambda: len(rig.commands) > commands + 200, what="cycles")
+    assert ctl._collisions._next == published   # no estimate computed
+    torques = []
+    rig.probe.create_subscription(JointState, f"{rig.ns}/{NODE}/external_torque", torques.append, 10)
+    rig.spin_until(lambda: len(torques) > 3, timeout=30.0, what="the residual once listened to")
+    assert ctl._collisions.listened == (True, False) and ctl._collisions._next > published

@@ -313,6 +313,7 @@ class ComputedTorqueController(ManagedNode):
             return WARN, waiting, {}
         self._state.refresh()
         self._cartesian.refresh()
+        self._collisions.refresh()
         level, message, values = self.loop.report()
         values.update(drift(self.loop.law))
         values.update(self._cartesian.report())
