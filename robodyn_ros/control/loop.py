@@ -341,8 +341,7 @@ class ControlLoop:
         these names from its positions and velocities alone (:meth:`take_state`): when the last
         state given to set_state had these names and they named them all, and no state's effort
         is taken (:attr:`takes_effort`). Else None: set_state it."""
-        if names != self._names or isinstance(self._match, Rejection) or (
-                self.guard is not None and self.guard.measured):
+        if names != self._names or isinstance(self._match, Rejection) or self.takes_effort:
             return None
         return self._match
 
