@@ -17,10 +17,11 @@ from robodyn_ros.control import ControlLaw, JointTrajectory, cycle_steps, load_l
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.laws import ComputedTorque
 from robodyn_ros.control.cycle_timing import CAPACITY
-from robodyn_ros.control.loop import (ERROR, OK, WARN, Accepted, Command, ControlLoop, LawFailure,
-                                      Rejection, Stale, _Window)
+from robodyn_ros.control.loop import (ERROR, OK, UNHEARD, WARN, Accepted, Command, ControlLoop,
+                                      LawFailure, Rejection, Stale, _Window)
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.plumbing.kernels import interpreted
+from robodyn_ros.nodes.controller_state import SerializedState
 from robodyn_ros.nodes.messages import JointStateReader
 from robodyn_ros.nodes.serialized import SerializedJointState
 from robodyn_ros.nodes.watchdog import WatchdogThread
@@ -277,12 +278,12 @@ def _message(q, qd, stamp, names=CHAIN):
     return message.write(sec, nanosec), sec + 1e-9 * nanosec
 
 
-def _answer(loop, raw):
+def _answer(loop, raw, state_out=UNHEARD):
     """loop.answer of the serialized JointState ``raw``, its names' bytes as a node's reader
     keeps them (having read a state of those names)."""
     reader = JointStateReader(JointState)
     reader.read(raw)
-    answer = loop.answer(raw, reader.names, reader.names_bytes, reader.stamp)
+    answer = loop.answer(raw, reader.names, reader.names_bytes, reader.stamp, state_out)
     assert answer is None or tuple(reader.stamp) == tuple(reader.read(raw)[0])
     return answer
 
@@ -297,6 +298,13 @@ def _window(loop):
             None if loop.reference is None else [r.tolist() for r in loop.reference])
 
 
+def _written(state: SerializedState) -> tuple:
+    """The stamp and the fields a cycle writes into a serialized controller state (the bytes
+    between them are what its serializer's buffer held)."""
+    body, starts, head = state.out
+    return tuple(head.tolist()), [body[start:start + 6].tolist() for start in starts]
+
+
 GUARD = {"collision_observer_gain": [50.0], "collision_thresholds": [30.0]}
 
 
@@ -308,10 +316,12 @@ def test_answer_is_take_state_then_cycle_in_one_step(law, guard):
     """The 1 kHz path (ControlLoop.answer) gives what take_state then cycle give, bit for bit:
     the one-call law, a law computed in Python, one that fails, saturation, the integral, the
     momentum observer and its detection (the random states below collide within a few
-    cycles), stopping or reacting."""
+    cycles), stopping or reacting; and the controller state it writes is the message the node
+    writes after a cycle, unless the law failed (no state is published then)."""
     loops = [make_loop(control_law=law, ki=5.0, integral_limit=1.0,
                        effort_limits=[60.0, 60.0, 60.0, 2.0, 2.0, 2.0], **guard)[:2]
              for _ in range(2)]
+    written, answered = (SerializedState(loops[0][0].order.names) for _ in range(2))
     rng = np.random.default_rng(7)
     for loop, clock in loops:
         state(loop, stamp=clock.t)
@@ -320,6 +330,8 @@ def test_answer_is_take_state_then_cycle_in_one_step(law, guard):
         assert isinstance(loop.set_trajectory(JointTrajectory(CHAIN, [0.5], [far])), Accepted)
     for k in range(40):
         q, qd = Q0 + 0.05 * rng.standard_normal(6), rng.standard_normal(6)
+        if k == 39 and not guard:   # finite, yet the torque overflows (the last: it winds up)
+            qd[1] = 1e300
         results = []
         for i, (loop, clock) in enumerate(loops):
             clock.t += 0.001 + 1e-4 * (k % 3)
@@ -327,11 +339,21 @@ def test_answer_is_take_state_then_cycle_in_one_step(law, guard):
             if i == 0:
                 assert loop.take_state(q.copy(), qd.copy(), stamp) == Accepted()
                 command = loop.cycle()
+                if type(command) is Command:
+                    written.write(divmod(round(stamp * 1e9), 1_000_000_000), loop.reference,
+                                  loop.q, loop.qd, command.effort, loop.order.index)
             else:
-                command = _answer(loop, raw)
+                listened, before = k % 5 > 0, bytes(answered)   # every fifth: nobody listens
+                command = _answer(loop, raw, (listened, *answered.out))
             results.append((type(command), command.effort.tolist(), _window(loop)))
         assert results[0] == results[1]
-    assert loops[1][0].law_failures == (41 if law == "nan_test" else 0)   # the first cycle too
+        if listened and type(command) is Command:
+            assert _written(answered) == _written(written)
+        else:   # nothing written: nobody listened, or the law failed
+            assert bytes(answered) == before
+    # the first cycle too; computed torque fails at the overflow, the adaptive law saturates
+    assert loops[1][0].law_failures == {"nan_test": 41, "adaptive_computed_torque": 0}.get(
+        law, 0 if guard else 1)
     assert loops[1][0].collisions == (1 if guard else 0)
     assert law == "nan_test" or loops[1][0].saturations.count > 0   # the limits of 2 N·m bite
     reports = [loop.report()[2] for loop, _ in loops]

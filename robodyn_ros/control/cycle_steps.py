@@ -8,8 +8,9 @@ of about a microsecond each per message; numba runs the plain loops below
 """
 import numpy as np
 
-from ..plumbing.kernels import (BYTE_VECTOR, BYTES, C_ARRAY3, C_MATRIX, C_VECTOR, INDEX_VECTOR,
-                                INT_VECTOR, VECTOR, Direct, inline, kernel)
+from ..plumbing.kernels import (BOOL, BYTE_VECTOR, BYTES, C_ARRAY3, C_MATRIX, C_VECTOR,
+                                INDEX_VECTOR, INT32_VECTOR, INT_VECTOR, VECTOR, Direct, inline,
+                                kernel)
 from .trajectory import SAMPLE, sample_into
 
 
@@ -89,8 +90,11 @@ def take_serialized_state(message, names, match, q, qd, stamp):
 
 
 #: ``take_ordinary_state``'s clock vector: the time now (s, the loop's clock), the latest stamp
-#: taken since time last went back (s), state_timeout (s)
-NOW, NEWEST, TIMEOUT = range(3)
+#: taken since time last went back (s), state_timeout (s); ``ordinary_dt``'s: the last cycle's
+#: time (s; NaN: none since a hold)
+NOW, NEWEST, TIMEOUT, LAST = range(4)
+#: a law's answering call (``ControlLaw``): the state is not the ordinary next one
+DECLINED = -2
 
 
 @kernel
@@ -111,6 +115,18 @@ def take_ordinary_state(message, names, match, q, qd, stamp, times, knots, origi
     times[NEWEST] = t
     sample_into(knots, origins, stacked, t, samples)
     return True
+
+
+@inline
+def ordinary_dt(message, names, match, q, qd, stamp, times, knots, origins, stacked, samples):
+    """take_ordinary_state, then the cycle's time step from ``times[LAST]`` (0 after none, never
+    negative) as the loop takes it; -1.0 when the state is not the ordinary next one. For a
+    law's answering kernel: the law's step follows in the same compiled call."""
+    if not take_ordinary_state(message, names, match, q, qd, stamp, times, knots, origins, stacked,
+                               samples):
+        return -1.0
+    last = times[LAST]
+    return 0.0 if np.isnan(last) else max(times[NEWEST] - last, 0.0)
 
 
 @inline
@@ -171,12 +187,33 @@ def state_into(out, starts, q_des, qd_des, qdd_des, q, qd, effort, index):
         out[starts[7] + k] = effort[k]
 
 
+@kernel
+def answered_state_into(listened, out, starts, head, stamp, samples, q, qd, effort, index):
+    """With ``listened``, an answered cycle's state (state_into at the reference sampled into
+    ``samples``) into a serialized controller state's doubles ``out``, and the state's
+    (sec, nanosec) ``stamp`` into its header stamp ``head`` (int32): the whole message a
+    listener gets, written where the cycle is computed (``ControlLoop.answer``)."""
+    if listened:
+        head[0] = stamp[0]
+        head[1] = stamp[1]
+        state_into(out, starts, samples[0], samples[1], samples[2], q, qd, effort, index)
+
+
 # the loop's calls: float64 vectors and index vectors, which ControlLoop always passes
 TAKE_STATE = Direct(take_state, VECTOR, VECTOR, INDEX_VECTOR, VECTOR, VECTOR)
 TAKE_SERIALIZED_STATE = Direct(take_serialized_state, BYTES, BYTE_VECTOR, INDEX_VECTOR, VECTOR, VECTOR,
                                INT_VECTOR)
-TAKE_ORDINARY_STATE = Direct(take_ordinary_state, BYTES, BYTE_VECTOR, INDEX_VECTOR, VECTOR, VECTOR,
-                             INT_VECTOR, C_VECTOR, VECTOR, VECTOR, C_ARRAY3, C_MATRIX)
+_ORDINARY = (BYTES, BYTE_VECTOR, INDEX_VECTOR, VECTOR, VECTOR, INT_VECTOR, C_VECTOR, VECTOR, VECTOR,
+             C_ARRAY3, C_MATRIX)   # take_ordinary_state's arguments
+TAKE_ORDINARY_STATE = Direct(take_ordinary_state, *_ORDINARY)
+#: the state's message as answer writes it: listened, its doubles, where each field starts, its
+#: header stamp (answered_state_into)
+STATE_OUT = (BOOL, VECTOR, INDEX_VECTOR, INT32_VECTOR)
+ANSWERED_STATE = Direct(answered_state_into, *STATE_OUT, INT_VECTOR, C_MATRIX, VECTOR, VECTOR,
+                        VECTOR, INDEX_VECTOR)
+#: the arguments of a law's answering call after the law's own: take_ordinary_state's, then the
+#: state's message (STATE_OUT)
+ORDINARY_STATE = (*_ORDINARY, *STATE_OUT)
 STATE_INTO = Direct(state_into, VECTOR, INDEX_VECTOR, *[VECTOR] * 6, INDEX_VECTOR)
 SATURATE = Direct(saturate_into, VECTOR, VECTOR, INDEX_VECTOR, VECTOR)
 
@@ -188,5 +225,6 @@ def warm_up() -> None:
     TAKE_SERIALIZED_STATE.ready()
     TAKE_ORDINARY_STATE.ready()
     STATE_INTO.ready()
+    ANSWERED_STATE.ready()
     SATURATE.ready()
     SAMPLE.ready()

@@ -33,20 +33,30 @@ class ControlLaw(abc.ABC):
     index and command (see ``ComputedTorque``), which computes at the rows of ``reference``
     into the law's ``torque``, then ``cycle_steps.saturate_into`` (in the same compiled call
     where it can). The loop takes it for a sampled trajectory and :meth:`compute` for everything
-    else; both must give the same efforts. A subclass that overrides :meth:`compute` alone loses
-    the path it inherited: it would compute otherwise.
+    else; both must give the same efforts. A law with a short path may also offer the loop's
+    ordinary one, ``answering(limit, index, effort)``: a callable ``(message, names, match, q,
+    qd, stamp, times, knots, origins, stacked, samples) -> int`` that takes a serialized joint
+    state and samples its reference (``cycle_steps.ordinary_dt``) before the short path's step,
+    in one compiled call, and returns ``cycle_steps.DECLINED``, having changed nothing of the
+    law, when the state is not the ordinary next one (``ControlLoop.answer``). A subclass that
+    overrides :meth:`compute` (or the short path) alone loses the paths it inherited: they would
+    compute otherwise.
     """
 
     #: The parameters the law accepts, name -> description (the node declares these).
     parameters: ClassVar[Mapping[str, str]] = {}
     #: Values of the optional parameters; every other accepted parameter is required.
     defaults: ClassVar[Mapping[str, Any]] = {}
-    saturating = None   # the loop's short path, for the laws that offer one
+    saturating = answering = None   # the loop's short and ordinary paths, for the laws that offer them
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if "compute" in vars(cls) and "saturating" not in vars(cls):
-            cls.saturating = None   # computed otherwise than the inherited path does
+        # a path inherited would compute otherwise than the subclass's own compute or short path
+        own = vars(cls)
+        if "compute" in own and "saturating" not in own:
+            cls.saturating = None
+        if ("compute" in own or "saturating" in own) and "answering" not in own:
+            cls.answering = None
 
     def __init__(self, model, params: Mapping[str, Any] | None = None):
         given = dict(params or {})

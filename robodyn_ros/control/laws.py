@@ -16,7 +16,7 @@ import numpy as np
 from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea
 from ..plumbing.kernels import (BOOL, BOOL_VECTOR, C_ARRAY3, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, INT,
                                 NDARRAY, PARAMETERS, VECTOR, Direct, inline, kernel)
-from .cycle_steps import saturate_into
+from .cycle_steps import DECLINED, ORDINARY_STATE, answered_state_into, ordinary_dt, saturate_into
 from .gains import check_damping, check_definite, gain, per_joint
 from .law import ControlLaw
 
@@ -77,9 +77,29 @@ def computed_torque_into(P, mode, gains, full, integral, limit, integrates, work
     return saturate_into(tau, effort_limit, index, effort)
 
 
-COMPUTED_TORQUE = Direct(computed_torque_into, PARAMETERS, INT, C_ARRAY3, BOOL_VECTOR, VECTOR,
-                         VECTOR, BOOL, C_MATRIX, VECTOR, VECTOR, VECTOR, INDEX_VECTOR, VECTOR,
-                         VECTOR, VECTOR, C_MATRIX, FLOAT)
+@kernel
+def answer_computed_torque(P, mode, gains, full, integral, limit, integrates, work, v, tau,
+                           effort_limit, index, effort, message, names, match, q, qd, stamp, times,
+                           knots, origins, stacked, samples, listened, state, starts, head):
+    """A joint state's bytes to the command and the state's message in one call
+    (``ComputedTorque.answering``): the state taken, its reference sampled
+    (``cycle_steps.ordinary_dt``), computed_torque_into at it, then the state's message
+    (``cycle_steps.answered_state_into``) unless the torque was NaN or inf. Returns DECLINED,
+    the law untouched, when the state is not the ordinary next one."""
+    dt = ordinary_dt(message, names, match, q, qd, stamp, times, knots, origins, stacked, samples)
+    if dt < 0.0:
+        return DECLINED
+    clamped = computed_torque_into(P, mode, gains, full, integral, limit, integrates, work, v, tau,
+                                   effort_limit, index, effort, q, qd, samples, dt)
+    if clamped >= 0:
+        answered_state_into(listened, state, starts, head, stamp, samples, q, qd, effort, index)
+    return clamped
+
+
+_BOUND = (PARAMETERS, INT, C_ARRAY3, BOOL_VECTOR, VECTOR, VECTOR, BOOL, C_MATRIX, VECTOR, VECTOR,
+          VECTOR, INDEX_VECTOR, VECTOR)   # computed_torque_into's arguments bound once
+COMPUTED_TORQUE = Direct(computed_torque_into, *_BOUND, VECTOR, VECTOR, C_MATRIX, FLOAT)
+ANSWER_COMPUTED_TORQUE = Direct(answer_computed_torque, *_BOUND, *ORDINARY_STATE)
 
 
 def _flag(name: str, value) -> bool:
@@ -179,6 +199,7 @@ class ComputedTorque(_InverseDynamicsFeedback):
     def warm_up(cls, notify=print) -> None:
         super().warm_up(notify)
         COMPUTED_TORQUE.ready()
+        ANSWER_COMPUTED_TORQUE.ready()
 
     def _configure(self, params):
         super()._configure(params)
@@ -198,9 +219,18 @@ class ComputedTorque(_InverseDynamicsFeedback):
         joints clamped, -1 when ``torque`` has NaN or inf. The caller passes float64 arrays of
         this arm (q, qd, limit, effort vectors; ``reference`` C-ordered; an intp ``index``) and
         a float ``dt``."""
-        return partial(COMPUTED_TORQUE.call, self.model.params, self._mode, self._gains,
-                       self._full, self._integral, self._limit, self._integrates, self._work,
-                       self._v, self.torque, limit, index, effort)
+        return partial(COMPUTED_TORQUE.call, *self._bound(limit, index, effort))
+
+    def answering(self, limit, index, effort) -> Callable[..., int]:
+        """The control loop's ordinary path (``ControlLaw``): ``saturating``'s step, preceded by
+        taking a serialized joint state and sampling its reference, in one compiled call
+        (``answer_computed_torque``)."""
+        return partial(ANSWER_COMPUTED_TORQUE.call, *self._bound(limit, index, effort))
+
+    def _bound(self, limit, index, effort) -> tuple:
+        return (self.model.params, self._mode, self._gains, self._full, self._integral,
+                self._limit, self._integrates, self._work, self._v, self.torque, limit, index,
+                effort)
 
 
 class PDGravity(_PIDFeedback):

@@ -43,13 +43,16 @@ from .collision_guard import SETTINGS as COLLISION_SETTINGS
 from .collision_guard import CollisionGuard, guard_from_settings
 from .law import ControlLaw, load_law, takes_target
 from .laws import GravityCompensation
-from .cycle_steps import NEWEST, NOW, SATURATE, TAKE_ORDINARY_STATE, TAKE_STATE, TIMEOUT
+from .cycle_steps import (ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW, SATURATE, TAKE_ORDINARY_STATE,
+                          TAKE_STATE, TIMEOUT)
 from .cycle_timing import CAPACITY
 from .cycle_steps import warm_up as warm_up_cycle_steps
 from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler, limit_violation
 
 OK, WARN, ERROR = 0, 1, 2  # the levels of diagnostic_msgs/DiagnosticStatus
 ON_TIMEOUT = ("hold_gravity", "zero")
+#: answer's ``state_out`` when nobody listens to the controller's state: nothing is written
+UNHEARD = (False, np.empty(0), np.empty(0, np.intp), np.empty(0, np.int32))
 #: Law parameters given per joint (or as a matrix) in `joints` order; laws take chain order.
 PER_JOINT = ("kp", "kd", "ki", "integral_limit", "lambda", "dead_zone", "posture_kp", "posture_kd",
              "torque_rate_limit")
@@ -183,8 +186,9 @@ class ControlLoop:
         self.q, self.qd = np.zeros(n), np.zeros(n)
         self.stamp = 0.0  # its header stamp in seconds; 0 for an unstamped state
         self._latest: float | None = None  # its time (the stamp, else the clock at arrival)
-        # answer's clocks (cycle_steps.take_ordinary_state): now, the newest time taken (0: none)
-        self._times = np.zeros(3)
+        # answer's clocks (cycle_steps.take_ordinary_state, ordinary_dt): now, the newest time
+        # taken (0: none), the last cycle's
+        self._times = np.zeros(4)
         self._times[TIMEOUT] = self.state_timeout
         self.received: float | None = None  # steady time of the last valid state
         # the last cycle's (q_d, q̇_d, q̈_d); a trajectory's is sampled into the rows of _samples,
@@ -258,10 +262,11 @@ class ControlLoop:
             self._bind_law()
 
     def _bind_law(self) -> None:
-        """The law's short path bound to the effort limits and the command, if it has one."""
-        saturating = self._law.saturating
-        self._short = None if saturating is None else saturating(self._limit, self.order.index,
-                                                                 self._effort)
+        """The law's short and ordinary paths bound to the effort limits and the command, those
+        it has."""
+        law, bound = self._law, (self._limit, self.order.index, self._effort)
+        self._short = None if law.saturating is None else law.saturating(*bound)
+        self._ordinary = None if law.answering is None else law.answering(*bound)
 
     def _make_law(self, values) -> ControlLaw:
         name = values["control_law"]
@@ -527,22 +532,28 @@ class ControlLoop:
         return self._command_by(law, self.reference, dt, start)
 
     def answer(self, message: bytes, names: Sequence[str], names_bytes: np.ndarray,
-               stamp: np.ndarray) -> Command | None:
+               stamp: np.ndarray, state_out: tuple = UNHEARD) -> Command | None:
         """:meth:`take_state` then :meth:`cycle` in one step for the ordinary 1 kHz case: a
         serialized JointState (``message``) naming ``names`` as the last state given to set_state
         did (``names_bytes``: how they are serialized; see match_of), its positions and
         velocities finite, stamped after every state taken and fresh (its (sec, nanosec) into
         ``stamp``, int64), the law tracking a trajectory or a hold, the collision guard (if any)
-        observing the command it sends. The state is taken and the reference sampled in one
-        compiled call (``cycle_steps.take_ordinary_state``): each Python call around the law
-        costs microseconds there. Returns None, having changed nothing, in any other case:
-        take_state and cycle handle it then."""
+        observing the command it sends. With a :class:`Command`, the cycle's state is written
+        into ``state_out`` (``cycle_steps.STATE_OUT``: listened, a serialized controller
+        state's doubles, where each field starts, its header stamp; nothing unless listened).
+        The state is taken, the reference sampled, the law's step run and the state written in
+        one compiled call where the law offers one (``ControlLaw``: each Python call and array
+        crossing around the law costs microseconds there), else the state taken and the
+        reference sampled in one (``cycle_steps.take_ordinary_state``). Returns None, having
+        changed nothing, in any other case: take_state and cycle handle it then."""
         guard, match, times = self.guard, self.match_of(names), self._times
         if self.stale or not self.enabled or self._setpoint is not None or self._sampler is None \
                 or match is None:
             return None
         times[NOW] = self._clock()
         q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: readers may keep them
+        if guard is None and self._ordinary is not None:
+            return self._answer_at_once(message, names_bytes, match, q, qd, stamp, state_out)
         if not TAKE_ORDINARY_STATE.call(message, names_bytes, match, q, qd, stamp, times,
                                         *self._sampler.pieces, self._samples):
             return None
@@ -552,8 +563,36 @@ class ControlLoop:
         start, last, self._last_t = time.perf_counter(), self._last_t, t
         self.reference = self._sampled
         law = self._law if guard is None else self._observed(t, self._law)   # may hold: resampled
-        return self._command_by(law, self.reference, 0.0 if last is None else max(t - last, 0.0),
-                                start)
+        result = self._command_by(law, self.reference, 0.0 if last is None else max(t - last, 0.0),
+                                  start)
+        if result.__class__ is Command:
+            ANSWERED_STATE.call(*state_out, stamp, self._samples, q, qd, self._effort,
+                                self.order.index)
+        return result
+
+    def _answer_at_once(self, message, names_bytes, match, q, qd, stamp,
+                        state_out) -> Command | None:
+        """answer by the law's ordinary path: the state taken, the reference sampled, the law's
+        step and the state written in one compiled call (``ControlLaw``), and as little Python
+        around it as the cycle's record needs (its compute time is the whole call's)."""
+        times, last = self._times, self._last_t
+        times[LAST] = math.nan if last is None else last
+        start = time.perf_counter()
+        clamped = self._ordinary(message, names_bytes, match, q, qd, stamp, times,
+                                 *self._sampler.pieces, self._samples, *state_out)
+        if clamped == DECLINED:
+            return None
+        t = times[NEWEST]
+        self.q, self.qd, self.stamp, self._latest, self.time, self._last_t = q, qd, t, t, t, t
+        self.received = self._steady()
+        self.reference = self._sampled
+        if clamped:
+            bad = self._judged(clamped, self._law.torque)
+            if bad:
+                return self._finished(self._law, bad, start)
+        elapsed = time.perf_counter() - start
+        self._window.add(elapsed, elapsed, times[NOW] + elapsed - t)
+        return self._command
 
     def _observed(self, t: float, law) -> ControlLaw:
         """The momentum observer's step on the state: a detection counted and reacted to (a
@@ -568,7 +607,10 @@ class ControlLoop:
     def _command_by(self, law, reference, dt: float, start: float) -> Command:
         """The command of the cycle begun at ``start``: the law's, saturated, or the safe one; the
         observer's torque for the next cycle kept, the cycle's statistics added."""
-        bad = self._run_law(law, reference, dt)
+        return self._finished(law, self._run_law(law, reference, dt), start)
+
+    def _finished(self, law, bad: str, start: float) -> Command:
+        """_command_by after the law ran: ``bad`` says how it failed ('' when it did not)."""
         computed = time.perf_counter()
         result = self._failure(law, bad) if bad else self._command
         if self.guard is not None:   # the torque the observer integrates at the next cycle
@@ -598,6 +640,11 @@ class ControlLoop:
                 clamped = SATURATE.call(tau, self._limit, self.order.index, self._effort)
         except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
             return f"raised {exc!r}"
+        return self._judged(clamped, tau)
+
+    def _judged(self, clamped: int, tau: np.ndarray) -> str:
+        """After the saturation of ``tau`` clamped ``clamped`` joints (-1: NaN or inf in it):
+        why it is no command, or '' (a saturation counted)."""
         if clamped < 0:
             return f"returned NaN or inf {bounded(tau)}"
         if clamped:

@@ -182,13 +182,20 @@ class ComputedTorqueController(ManagedNode):
         start = perf_counter()  # a cycle is timed from its joint state's arrival to its command
         loop, reader = self.loop, self._joint_states
         if self._rate == 0.0 and self.active and self._cartesian.idle:
-            # rate 0, the ordinary case: the state taken and answered in one step
+            # rate 0, the ordinary case: the state taken and answered, and the controller state
+            # written, in one step
             with self._lock:  # against the watchdog's thread
-                command = loop.answer(raw, reader.names, reader.names_bytes, reader.stamp)
+                command = loop.answer(raw, reader.names, reader.names_bytes, reader.stamp,
+                                      self._state.out)
             if command is not None:
                 # (sec, nanosec) as a plain tuple: a Time costs a Python call more
                 self._answered = self._state_time = stamp = tuple(reader.stamp.tolist())
-                self._publish(command, stamp)
+                if command.__class__ is LawFailure:
+                    self._publish_effort(command.effort)
+                else:
+                    self._command_pub.publish(bytes(self._command))   # the cycle wrote both
+                    self._state.send()
+                    self._after_cycle(stamp)
                 self._timing.record(start, perf_counter())
                 return
         match = loop.match_of(reader.names)
@@ -285,6 +292,10 @@ class ComputedTorqueController(ManagedNode):
         if stamp is None:   # an unstamped state's: the time the cycle sampled the reference at
             stamp = self._state_time if self.loop.stamp else stamp_parts(self.loop.time)
         self._state.publish(self.loop, stamp, self._command.values)
+        self._after_cycle(stamp)
+
+    def _after_cycle(self, stamp: tuple[int, int]):
+        """What follows a cycle's command and state (``stamp``: the state's (sec, nanosec))."""
         self._cartesian.after_cycle(stamp)
         self._collisions.after_cycle(stamp)
         if self._action is not None:

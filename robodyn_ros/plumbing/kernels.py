@@ -64,6 +64,7 @@ PARAMETER_VECTOR = numba.types.Array(numba.types.float64, 1, "C", readonly=True)
 INDEX_VECTOR = numba.types.Array(numba.types.intp, 1, "A")
 INT = numba.types.int64
 INT_VECTOR = numba.types.Array(numba.types.int64, 1, "C")
+INT32_VECTOR = numba.types.Array(numba.types.int32, 1, "C")
 # a serialized message as rclpy's raw subscription gives it (bytes), and bytes kept as an array
 BYTES = numba.types.Bytes(numba.types.uint8, 1, "C", readonly=True)
 BYTE_VECTOR = numba.types.Array(numba.types.uint8, 1, "C", readonly=True)
