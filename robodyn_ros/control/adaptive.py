@@ -49,7 +49,8 @@ from ..plumbing.kernels import (BOOL, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, IN
                                 PARAMETERS, VECTOR, Direct, inline, kernel)
 from .gains import check_definite, gain, per_joint
 from .law import ControlLaw
-from .cycle_steps import SATURATE
+from .cycle_steps import (DECLINED, ORDINARY_STATE, SATURATE, answered_state_into, ordinary_dt,
+                          saturate_into)
 from .laws import _FRICTION, _PIDFeedback, _flag
 
 __all__ = ["ADAPT", "AdaptiveComputedTorque"]
@@ -152,6 +153,38 @@ _BASE_STEP = Direct(base_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTO
                     INDEX_VECTOR, C_MATRIX, C_MATRIX, C_MATRIX, VECTOR)
 
 
+@kernel
+def answer_adaptive(payload, P, lam, kd, dead, friction, adapted, gamma, leakage, initial, low, high,
+                    estimate, columns, work, ws, Y, tau, effort_limit, index, effort, message, names,
+                    match, q, qd, stamp, times, knots, origins, stacked, samples, listened, state,
+                    starts, head):
+    """A joint state's bytes to the command and the state's message in one call
+    (``AdaptiveComputedTorque.answering``): the state taken and its reference sampled
+    (``cycle_steps.ordinary_dt``), the step (``payload_step``, or ``base_step``), its torque
+    saturated into ``effort``, then the state's message unless the torque was NaN or inf.
+    Returns DECLINED, the law untouched, when the state is not the ordinary next one."""
+    dt = ordinary_dt(message, names, match, q, qd, stamp, times, knots, origins, stacked, samples)
+    if dt < 0.0:
+        return DECLINED
+    # the rows as any-layout vectors: the steps' compiled versions, not new ones
+    q_des, qd_des, qdd_des = samples[0, ::1], samples[1, ::1], samples[2, ::1]
+    if payload:
+        payload_step(P, q, qd, q_des, qd_des, qdd_des, dt, lam, kd, dead, friction, gamma, leakage,
+                     initial, low, high, estimate, columns, work, ws, Y, tau)
+    else:
+        base_step(P, q, qd, q_des, qd_des, qdd_des, dt, lam, kd, dead, adapted, gamma, leakage,
+                  initial, low, high, estimate, columns, work, ws, Y, tau)
+    clamped = saturate_into(tau, effort_limit, index, effort)
+    if clamped >= 0:
+        answered_state_into(listened, state, starts, head, stamp, samples, q, qd, effort, index)
+    return clamped
+
+
+_ANSWER = Direct(answer_adaptive, BOOL, PARAMETERS, VECTOR, MATRIX, VECTOR, BOOL, INT, VECTOR, FLOAT,
+                 VECTOR, VECTOR, VECTOR, VECTOR, INDEX_VECTOR, C_MATRIX, C_MATRIX, C_MATRIX, VECTOR,
+                 VECTOR, INDEX_VECTOR, VECTOR, *ORDINARY_STATE)
+
+
 def _vector(x, n):
     x = np.asarray(x, dtype=float)
     if x.shape != (n,):
@@ -245,6 +278,7 @@ class AdaptiveComputedTorque(ControlLaw):
         self._work, self._ws = np.zeros((4, n)), np.zeros((n, WORKSPACE_COLUMNS))
         self._Y, self.torque = np.zeros((n, width)), np.zeros(n)
         self.compute(np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), 0.0)  # compile
+        _ANSWER.ready()
 
     def _mass_limits(self, limits, mass):
         try:
@@ -306,6 +340,16 @@ class AdaptiveComputedTorque(ControlLaw):
         ``saturate_into`` it into ``effort``; the caller passes what
         ``ComputedTorque.saturating``'s caller does."""
         return partial(self._saturated, limit, index, effort)
+
+    def answering(self, limit, index, effort) -> Callable[..., int]:
+        """The control loop's ordinary path (``ControlLaw``): ``saturating``'s step, preceded by
+        taking a serialized joint state and sampling its reference, and followed by writing the
+        state's message, in one compiled call (``answer_adaptive``)."""
+        return partial(_ANSWER.call, self._mode == "payload", self.model.params, self._lambda,
+                       self._kd, self._dead, self._friction, self._adapted, self._gamma,
+                       self._leakage, self._initial, self._low, self._high, self._estimate,
+                       self._columns, self._work, self._ws, self._Y, self.torque, limit, index,
+                       effort)
 
     def _saturated(self, limit, index, effort, q, qd, reference, dt) -> int:
         self._step(q, qd, reference[0], reference[1], reference[2], dt)
