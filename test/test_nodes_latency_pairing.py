@@ -63,3 +63,5 @@ def test_the_bytecode_count_is_of_the_controllers_1khz_path_and_counts_what_runs
     assert "cycle (loop.py)" not in counts["functions"]
     assert counts["controller"] == sum(counts["functions"].values())
     assert 0 < counts["echo"] < counts["controller"]
+    cold = counts["cold_us"]   # timed too: the controller's callback does more than the echo's
+    assert 0 < cold["echo"] < cold["controller"] < 1000

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..processes import NodeProcesses, cpu_seconds, loopback_dds, param_list
+from .bytecodes import COLD
 
 PERIOD_NS = 1_000_000  # 1 kHz
 JOINTS = [f"joint_{i}" for i in range(1, 7)]     # the PUMA 560's, as the driver names them
@@ -125,6 +126,11 @@ def run(duration: float = 60.0) -> dict:
     rows.append(figure("Python bytecodes the callback runs for one state, controller / echo",
                        counts["controller"], counts["controller"], unit="", peer=counts["echo"],
                        note=f"the same on every run (benchmarks/bytecodes.py); largest: {largest}"))
+    cold = counts["cold_us"]
+    rows.append(figure("callback time per state, caches flushed before each, controller / echo "
+                       "(us, both in one process)", cold["controller"], cold["controller"],
+                       peer=cold["echo"], note=f"median of {COLD} states each "
+                                               "(benchmarks/bytecodes.py)"))
     result["bytecodes"] = counts
     rows[2]["note"] = ("peer (every latency and CPU row): benchmarks/echo.py, a node that answers "
                        "each state with a fixed command and state and does nothing else, spun and "
