@@ -63,8 +63,8 @@ def _cold(callbacks, states) -> list[float]:
 
 def run() -> dict:
     """{"controller": n, "echo": n, "functions": {...}, "cold_us": {"controller": t, "echo":
-    t}}: the counts of one state, the controller's per function (largest first), and the
-    median time of a callback with cold caches."""
+    t}, "cold_states": COLD}: the counts of one state, the controller's per function (largest
+    first), and the median time of a callback with cold caches."""
     from ..processes import loopback_dds
     loopback_dds()   # before rclpy is imported
     import rclpy
@@ -106,7 +106,7 @@ def run() -> dict:
         rclpy.shutdown()
     return {"controller": sum(ours.values()), "echo": sum(peer.values()),
             "functions": dict(ours.most_common()),
-            "cold_us": {"controller": cold[0], "echo": cold[1]}}
+            "cold_us": {"controller": cold[0], "echo": cold[1]}, "cold_states": COLD}
 
 
 if __name__ == "__main__":

@@ -37,7 +37,6 @@ from pathlib import Path
 import numpy as np
 
 from ..processes import NodeProcesses, cpu_seconds, loopback_dds, param_list
-from .bytecodes import COLD
 
 PERIOD_NS = 1_000_000  # 1 kHz
 JOINTS = [f"joint_{i}" for i in range(1, 7)]     # the PUMA 560's, as the driver names them
@@ -129,7 +128,7 @@ def run(duration: float = 60.0) -> dict:
     cold = counts["cold_us"]
     rows.append(figure("callback time per state, caches flushed before each, controller / echo "
                        "(us, both in one process)", cold["controller"], cold["controller"],
-                       peer=cold["echo"], note=f"median of {COLD} states each "
+                       peer=cold["echo"], note=f"median of {counts['cold_states']} states each "
                                                "(benchmarks/bytecodes.py)"))
     result["bytecodes"] = counts
     rows[2]["note"] = ("peer (every latency and CPU row): benchmarks/echo.py, a node that answers "
