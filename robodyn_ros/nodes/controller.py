@@ -190,12 +190,7 @@ class ComputedTorqueController(ManagedNode):
             if command is not None:
                 # (sec, nanosec) as a plain tuple: a Time costs a Python call more
                 self._answered = self._state_time = stamp = tuple(reader.stamp.tolist())
-                if command.__class__ is LawFailure:
-                    self._publish_effort(command.effort)
-                else:
-                    self._command_pub.publish(bytes(self._command))   # the cycle wrote both
-                    self._state.send()
-                    self._after_cycle(stamp)
+                self._publish(command, stamp, written=True)
                 self._timing.record(start, perf_counter())
                 return
         match = loop.match_of(reader.names)
@@ -283,19 +278,20 @@ class ComputedTorqueController(ManagedNode):
                 self.executor.create_task(self._action.preempt, why, goal)
         self._publish_effort(stale.effort, self._safe_command)
 
-    def _publish(self, command: Command, stamp: tuple[int, int] | None = None):
+    def _publish(self, command: Command, stamp: tuple[int, int] | None = None,
+                 written: bool = False):
         """A cycle's command; unless the law failed, its state and what follows a cycle.
-        ``stamp``: its state's (sec, nanosec), None to look it up."""
-        if isinstance(command, LawFailure):
+        ``stamp``: its state's (sec, nanosec), None to look it up; ``written``: the state's
+        message was written by the cycle (``ControlLoop.answer``)."""
+        if command.__class__ is LawFailure:
             return self._publish_effort(command.effort)
         self._command_pub.publish(bytes(self._command))   # the cycle wrote it in place
         if stamp is None:   # an unstamped state's: the time the cycle sampled the reference at
             stamp = self._state_time if self.loop.stamp else stamp_parts(self.loop.time)
-        self._state.publish(self.loop, stamp, self._command.values)
-        self._after_cycle(stamp)
-
-    def _after_cycle(self, stamp: tuple[int, int]):
-        """What follows a cycle's command and state (``stamp``: the state's (sec, nanosec))."""
+        if written:
+            self._state.send()
+        else:
+            self._state.publish(self.loop, stamp, self._command.values)
         self._cartesian.after_cycle(stamp)
         self._collisions.after_cycle(stamp)
         if self._action is not None:
