@@ -1,5 +1,5 @@
 """Every launch file of launch/ under the real ``ros2 launch``, as a user starts it: each reaches
-its documented state (managed nodes configured and active through launch_ros's lifecycle events,
+its documented state (managed nodes configured and activated by launch,
 commands flowing in the closed loops), its launch arguments reach the nodes as the node pages say,
 every parameter the launch file and its YAML give is one the node holds with that value, and
 Ctrl-C (SIGINT to the whole process group, as a terminal sends it, twice) ends every process
@@ -7,7 +7,7 @@ with exit 0, leaving none behind and, where a controller was active, its ``on_de
 command on the wire (ros2 launch's own exit: ros_cli.LAUNCH_ITSELF).
 
 The Gazebo launch is parsed by ``ros2 launch --show-args`` and its non-Gazebo part — our controller
-with the Gazebo launch's own parameters and lifecycle events — runs under ros2 launch; the whole
+with the Gazebo launch's own parameters and bring-up — runs under ros2 launch; the whole
 of it runs only where Gazebo and ros2_control are installed. ``effort_feedforward.launch.py``
 runs without its spawner, which needs a controller manager (skipped, saying why, without one).
 """
@@ -98,10 +98,10 @@ def assert_holds(probe, node, expected: dict):
 
 def assert_managed_by_launch(probe, launch, node: str):
     """The node started unconfigured, waiting for a lifecycle manager (autostart false: nothing
-    else moves it), and is active now: launch's lifecycle events brought it up."""
+    else moves it), and is active now: launch brought it up."""
     launch.wait_for_output(rf"\[{node}-\d+\] .*{re.escape(WAITING)}", spin=probe.spin_once)
     probe.spin_until(lambda: probe.lifecycle_state(f"/{node}") == "active",
-                     what=f"{node} active through launch's lifecycle events")
+                     what=f"{node} active, brought up by launch")
 
 
 def assert_last_command_zero(commands, before):
@@ -178,6 +178,26 @@ def test_controller_launch_takes_its_arguments(launched, probe, tmp_path):
         probe.node.destroy_publisher(joint_states)
     launch.assert_clean_exit(returncode)
     assert_last_command_zero(commands, before)
+
+
+def test_a_failed_configure_is_retried_by_hand_and_launch_activates_then(launched, probe, tmp_path):
+    """The URDF is not there yet: launch's configure fails, the node stays unconfigured and launch
+    says how to retry; once the file is there, ``ros2 lifecycle set ... configure`` (the real
+    command) configures it and launch activates it."""
+    urdf = tmp_path / "arm.urdf"
+    launch = launched("controller.launch.py", f"urdf_file:={urdf}")
+    launch.wait_for_output(rf"configure of {CONTROLLER} failed .*ros2 lifecycle set {CONTROLLER} "
+                           "configure", spin=probe.spin_once)
+    assert str(urdf) in launch.output(), "the node's log does not name the missing file"
+    assert probe.lifecycle_state(CONTROLLER) == "unconfigured"
+    urdf.write_text((ROOT / "urdf" / "puma560.urdf").read_text())
+    retry = [ros2_executable(), "lifecycle", "set", CONTROLLER, "configure"]
+    # without a daemon each command discovers the graph anew, and may not find the node in time
+    probe.spin_until(lambda: "Transitioning successful" in probe.run(retry, check=False).stdout,
+                     what="ros2 lifecycle set configure")
+    launch.wait_for_output(ACTIVE, spin=probe.spin_once)
+    probe.spin_until(lambda: probe.lifecycle_state(CONTROLLER) == "active", what="active")
+    launch.assert_clean_exit(launch.interrupt(spin=probe.spin_once))
 
 
 def _platform_setpoint():
@@ -263,7 +283,7 @@ def test_gazebo_launch_parses(probe):
     assert "'gz_args':" in shown.stdout and "empty.sdf" in shown.stdout, shown.stdout
 
 
-def test_gazebo_launch_starts_its_controller_through_lifecycle_events(launched, probe, tmp_path):
+def test_gazebo_launch_brings_up_its_controller(launched, probe, tmp_path):
     part = tmp_path / "non_gazebo_part.launch.py"
     part.write_text(NON_GAZEBO_PART.format(path=str(share_file(f"launch/{GAZEBO}"))))
     launch = launched(part.name, argv=[ros2_executable(), "launch", str(part)])

@@ -1,8 +1,9 @@
 """For the launch files: a node of this package in its enclave, and a managed (lifecycle) node
-brought up by launch_ros as a ros2_control controller is by its manager — configure once the
-process runs, activate once it is inactive, once: later transitions (``ros2 lifecycle set``) are
-the user's. The managed node's own ``autostart`` is switched off so that launch alone drives it; a
-failed configure leaves it unconfigured, saying why, for ``ros2 lifecycle set`` to retry.
+brought up by launch as a ros2_control controller is by its spawner — configure once the
+process runs, then activate, each by the node's change_state service; later transitions
+(``ros2 lifecycle set``) are the user's. The managed node's own ``autostart`` is switched off
+so that launch alone drives it; a failed configure leaves it unconfigured, saying why, for
+``ros2 lifecycle set`` to retry, and launch activates it then.
 
 Every node gets ``--enclave /robodyn_ros/<name>`` (config/robodyn_ros.policy.xml,
 doc/security.md): used when ROS_SECURITY_ENABLE=true, ignored otherwise, so the same launch runs
@@ -10,6 +11,9 @@ with security on or off. Under security, ``ros2 launch`` itself runs with
 ROS_SECURITY_ENCLAVE_OVERRIDE=/robodyn_ros/operator.
 
 Imported by launch files only (``launch`` and ``launch_ros`` come with a ROS install)."""
+import threading
+import time
+
 from .security import enclave
 
 
@@ -32,27 +36,109 @@ def _in_enclave(node_arguments):
 
 
 def managed_node(**node_arguments):
-    """[the LifecycleNode, its configure, its activate-when-inactive] for a LaunchDescription;
-    ``node_arguments`` as for launch_ros.actions.LifecycleNode (``namespace`` defaults to ''),
-    the node in the enclave of its ``name``."""
-    from launch.actions import EmitEvent, RegisterEventHandler
-    from launch.events import matches_action
+    """[the LifecycleNode, what brings it up] for a LaunchDescription; ``node_arguments`` as for
+    launch_ros.actions.LifecycleNode (``namespace`` defaults to ''), the node in the enclave of its
+    ``name``."""
+    from launch.actions import OpaqueFunction, RegisterEventHandler
+    from launch.event_handlers import OnProcessStart
     from launch_ros.actions import LifecycleNode
-    from launch_ros.event_handlers import OnStateTransition
-    from launch_ros.events.lifecycle import ChangeState
-    from lifecycle_msgs.msg import Transition
 
     node_arguments.setdefault("namespace", "")
     node_arguments["parameters"] = [*node_arguments.get("parameters", []), {"autostart": False}]
     node = LifecycleNode(**_in_enclave(node_arguments))
 
-    def change(transition):
-        return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(node),
-                                           transition_id=transition))
-    # once: the first configure that succeeds (launch's, or a retry by hand after it failed) is
-    # followed by activate; a later one by hand (after a cleanup) leaves the node inactive, as
-    # configure does
-    activate = RegisterEventHandler(OnStateTransition(
-        target_lifecycle_node=node, start_state="configuring", goal_state="inactive",
-        entities=[change(Transition.TRANSITION_ACTIVATE)], handle_once=True))
-    return [node, activate, change(Transition.TRANSITION_CONFIGURE)]
+    def bring_up(context):
+        context.add_completion_future(
+            context.asyncio_loop.run_in_executor(None, BringUp(context, node)))
+    return [node, RegisterEventHandler(OnProcessStart(target_action=node,
+                                                      on_start=[OpaqueFunction(function=bring_up)]))]
+
+
+class BringUp:
+    """Configure ``node`` (a launched LifecycleNode), then activate it, through its change_state
+    service, in a thread of launch's.
+
+    Not through launch_ros's lifecycle events: they follow the node's ~/transition_event, a
+    volatile topic, and launch's subscription may not have matched the node's publisher yet when
+    the first configure ends; that event is then lost and the node stays inactive (ros2/rcl#1166).
+    A new client's first answer can be lost the same way, so whether the node is configured is
+    also asked of its get_state, again each second, until it answers. A configure that fails
+    leaves the node unconfigured, saying so here: it is activated once a configure by hand
+    succeeds. Gives up when the node's process ends or launch shuts down."""
+
+    def __init__(self, context, node):
+        from launch.logging import get_logger
+        from launch_ros.ros_adapters import get_ros_node
+        from lifecycle_msgs.srv import ChangeState, GetState
+
+        self.context, self.name, self.ended = context, node.node_name, node.get_asyncio_future()
+        self.ros = get_ros_node(context)
+        self.change = self.ros.create_client(ChangeState, f"{self.name}/change_state")
+        self.get = self.ros.create_client(GetState, f"{self.name}/get_state")
+        self.log = get_logger(__name__)
+
+    def __call__(self):
+        from lifecycle_msgs.msg import State, Transition
+        try:
+            configure = self.request(Transition.TRANSITION_CONFIGURE)
+            # not when activated by hand meanwhile
+            if configure and self.configured(configure) == State.PRIMARY_STATE_INACTIVE:
+                activate = self.request(Transition.TRANSITION_ACTIVATE)
+                while activate and self.running():
+                    if answered(activate, 1.0):
+                        if not activate.result().success:
+                            self.log.error(f"activate of {self.name} failed (its log says why)")
+                        return
+        finally:
+            self.ros.destroy_client(self.change)
+            self.ros.destroy_client(self.get)
+
+    def running(self) -> bool:
+        return not (self.context.is_shutdown or self.ended.done())
+
+    def request(self, transition_id):
+        """The future answer to the transition, once the service is there; None if never."""
+        while self.running():
+            if self.change.wait_for_service(timeout_sec=1.0):
+                request = self.change.srv_type.Request()
+                request.transition.id = transition_id
+                return self.change.call_async(request)
+        return None
+
+    def configured(self, configure):
+        """The node's state once it is configured (inactive, or active by hand), from
+        configure's answer or else, when that failed or is lost, from get_state each second;
+        None if the node's process ends or launch shuts down first."""
+        from lifecycle_msgs.msg import State
+        told = False
+        while self.running():
+            if answered(configure, 1.0):
+                if configure.result().success:
+                    return State.PRIMARY_STATE_INACTIVE
+                if not told:
+                    told = True
+                    self.log.error(f"configure of {self.name} failed (its log says why): "
+                                   f"`ros2 lifecycle set {self.name} configure` retries it, "
+                                   "and launch activates it then")
+                time.sleep(1.0)
+            state = self.current_state()
+            if state in (State.PRIMARY_STATE_INACTIVE, State.PRIMARY_STATE_ACTIVE):
+                return state
+        return None
+
+    def current_state(self):
+        """The node's state id, or None without an answer within a second."""
+        if not self.get.service_is_ready():
+            return None
+        future = self.get.call_async(self.get.srv_type.Request())
+        if answered(future, 1.0):
+            return future.result().current_state.id
+        self.get.remove_pending_request(future)
+        return None
+
+
+def answered(future, timeout: float) -> bool:
+    """Whether the rclpy ``future`` is done, waiting up to ``timeout`` s for it."""
+    done = threading.Event()
+    future.add_done_callback(lambda _: done.set())
+    return done.wait(timeout)

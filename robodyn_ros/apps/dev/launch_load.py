@@ -8,7 +8,7 @@ and times each process's exit against ros2 launch's grace before it escalates to
 launch took the Ctrl-C and exited 0, and nothing was left. ``--stop-mid-compile K``: the first K empty-cache runs are
 stopped while a node compiles instead (where the old exit hang lived). Where Gazebo and
 ros2_control are not installed, puma560_gazebo.launch.py runs its non-Gazebo part (our controller
-with that launch's parameters and lifecycle events), and effort_feedforward.launch.py runs
+with that launch's parameters and bring-up), and effort_feedforward.launch.py runs
 without its spawner.
 
 Empty cache: a fresh NUMBA_CACHE_DIR per run; full: the package's own cache as it stands (fill
@@ -49,7 +49,7 @@ LAUNCHES = {
 }
 GAZEBO = "puma560_gazebo.launch.py"
 #: the packages a launch file needs beyond this one, ROS's core and launch_ros; without them the
-#: Gazebo launch runs its non-Gazebo part (our controller with its parameters and lifecycle events)
+#: Gazebo launch runs its non-Gazebo part (our controller with its parameters and bring-up)
 NEEDS = {GAZEBO: ("ros_gz_sim", "ros_gz_bridge", "controller_manager", "gz_ros2_control")}
 #: nodes with a lifecycle (ManagedNode): running means active
 MANAGED = {"computed_torque_controller", "stewart_platform"}

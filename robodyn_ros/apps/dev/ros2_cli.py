@@ -71,7 +71,7 @@ _DIED = re.compile(r"\[ERROR\] \[([\w.-]+)\]: process has died \[pid (\d+), exit
 
 
 #: A launch file starting only the non-Gazebo part of the Gazebo launch (``path`` formatted in):
-#: our managed controller with that launch's parameters and lifecycle events (which it starts
+#: our managed controller with that launch's parameters and bring-up (which it starts
 #: once the effort controller is spawned), taken from its launch description as launch itself
 #: would take them. Where Gazebo and ros2_control are not installed, this is what can run.
 NON_GAZEBO_PART = '''
