@@ -1,7 +1,7 @@
 """The latency benchmark pairs each command with the state it answered through ``~/state``'s
 content, so a message dropped on either topic (KEEP_LAST queues) costs only its own pair; and its
-driver, raw subscriptions and serialized states included, pairs the answers of its peer (the echo
-node) over real DDS."""
+driver, raw subscriptions and serialized states included, pairs the answers of two nodes it
+drives at once (the echo, as the controller and as its peer beside it) over real DDS."""
 import os
 
 import numpy as np
@@ -37,14 +37,18 @@ def test_the_driver_pairs_the_answers_of_the_echo_peer_over_dds(tmp_path, monkey
     # domain that a demo's nodes had used in this run, the driver paired none of the echo's
     # answers (seen in every full run since the demos changed; not understood yet)
     monkeypatch.setenv("ROS_DOMAIN_ID", str(1 + (int(os.environ["ROS_DOMAIN_ID"]) + 25) % 100))
-    with NodeProcesses(tmp_path) as echo:
-        echo.start(NAME, "robodyn_ros.apps.benchmarks.echo", {})
-        run = latency._drive(echo, 1.0)
-    assert echo.exit_codes == {NAME: 0}             # SIGINT, as Ctrl-C: a clean exit
-    answered = np.isfinite(run["latency_ms"])
-    assert run["latency_ms"].size > 500             # a state every millisecond for 1 s
-    assert answered.mean() > 0.5                    # most pairs found (none are timed here)
-    assert run["unpaired_states"] == 0              # every ~/state carried a command that arrived
+    with NodeProcesses(tmp_path) as echo:   # as the controller, and beside it as the peer
+        for name in (NAME, latency.PEER):
+            latency.start(echo, name, "robodyn_ros.apps.benchmarks.echo", {})
+        runs = latency._drive(echo, 1.0)
+    assert echo.exit_codes == {NAME: 0, latency.PEER: 0}   # SIGINT, as Ctrl-C: a clean exit
+    assert set(runs) == {NAME, latency.PEER}
+    for run in runs.values():                   # each node's commands paired with its own states
+        answered = np.isfinite(run["latency_ms"])
+        assert run["latency_ms"].size > 500         # a state every millisecond for 1 s
+        assert answered.mean() > 0.5                # most pairs found (none are timed here)
+        assert run["unpaired_states"] == 0          # every ~/state carried a command that arrived
+        assert run["controller_cpu_percent"] > 0
 
 
 def test_the_bytecode_count_is_of_the_controllers_1khz_path_and_counts_what_runs():

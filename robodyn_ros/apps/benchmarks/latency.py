@@ -16,13 +16,16 @@ process's user + system time over the run, also taken with ``adaptive_computed_t
 20's budget: at most 25 % of a core at 1 kHz). The law's own compute time comes from
 ``robodyn_ros.apps.benchmarks.control`` (in-process, best of 7 rounds).
 
-The peer of the latency and CPU figures is ``robodyn_ros.apps.benchmarks.echo``, run next for as long
-and driven the same way: a node that answers each state at once and computes nothing, so its
-figures are what rclpy, the executor and DDS cost on this machine before any controller work.
-The budgets are ratios to it, each from one run (issue 29): the controller's CPU with a listener
-at most 1.15x the echo's with one, the adaptive law's without a listener 1.25x the echo's without
-one, the p99 latency 1.2x; and the controller with the momentum observer on (issue 28) at most
-1.2x the same controller without it.
+The peer of the latency and CPU figures is ``robodyn_ros.apps.benchmarks.echo``, run beside the
+controller and driven by the same states at the same time (its commands on ``/echo/commands``, its
+state on ``/echo/controller_state``): a node that answers each state at once and computes nothing,
+so its figures are what rclpy, the executor and DDS cost on this machine before any controller work.
+Driven at once, both meet the same machine: run one after the other, the CPU ratio of the same
+code moved from 0.96 to 1.29 within half an hour of a shared machine; driven at once, 1.07 to
+1.15 over five runs (issue 29, doc/performance.md). The budgets are ratios to it, each from one run (issue 29): the
+controller's CPU with a listener at most 1.15x the echo's with one, the adaptive law's without a
+listener 1.25x the echo's without one, the p99 latency 1.2x; and the controller with the momentum
+observer on (issue 28) at most 1.2x the same controller without it, the two driven at once too.
 """
 from __future__ import annotations
 
@@ -39,6 +42,8 @@ import numpy as np
 from ..processes import NodeProcesses, cpu_seconds, loopback_dds, param_list
 
 PERIOD_NS = 1_000_000  # 1 kHz
+PEER = "echo"               # the echo's node name, beside the controller
+UNOBSERVED = "unobserved"   # the controller without the observer, beside the one with it
 JOINTS = [f"joint_{i}" for i in range(1, 7)]     # the PUMA 560's, as the driver names them
 COMMAND_TOPIC = "/effort_controller/commands"   # the controller's default command_topic
 WARMUP = 2.0  # s of traffic before measuring (discovery, first-call compilation)
@@ -54,25 +59,28 @@ def run(duration: float = 60.0) -> dict:
     law = control.run()["rows"][0]
     urdf = find_share_file("urdf/puma560.urdf")
     params = {"urdf_file": urdf, "rate": 0.0, "state_timeout": 0.5, "friction": "false"}
+    echo = "robodyn_ros.apps.benchmarks.echo"
     with tempfile.TemporaryDirectory(prefix="robodyn_latency_") as logs:
-        with NodeProcesses(Path(logs)) as controller:
-            controller.start(NAME, "robodyn_ros.nodes.controller", params)
-            # first without a listener of the controller state (the CPU a robot pays), then with
-            # one: the latency needs it to pair each command with its state
-            quiet = _drive(controller, max(duration / 2, 5.0), listen=False)
-            measured = _drive(controller, duration)
-        with NodeProcesses(Path(logs)) as adaptive:   # issue 20: its cost in the same budget
-            adaptive.start(NAME, "robodyn_ros.nodes.controller",
-                           {**params, "control_law": "adaptive_computed_torque"})
-            learning = _drive(adaptive, max(duration / 2, 5.0), listen=False)
-        with NodeProcesses(Path(logs)) as guarded:   # issue 28: the momentum observer's cost
-            guarded.start(NAME, "robodyn_ros.nodes.controller",
-                          {**params, "collision_observer_gain": param_list([50.0])})
-            observed = _drive(guarded, max(duration / 2, 5.0), listen=False)
-        with NodeProcesses(Path(logs)) as echo:
-            echo.start(NAME, "robodyn_ros.apps.benchmarks.echo", {})
-            floor = _drive(echo, duration)
-            bare = _drive(echo, max(duration / 2, 5.0), listen=False)
+        with NodeProcesses(Path(logs)) as procs:   # the controller and the echo, driven at once
+            start(procs, NAME, "robodyn_ros.nodes.controller", params)
+            start(procs, PEER, echo, {})
+            # with a listener of both nodes' states (the latency needs it to pair each command
+            # with its state), then without (the CPU a robot pays)
+            listened = _drive(procs, duration)
+            quiet = _drive(procs, max(duration / 2, 5.0), listen=False)[NAME]
+        with NodeProcesses(Path(logs)) as procs:   # issue 20: the adaptive law in the budget
+            start(procs, NAME, "robodyn_ros.nodes.controller",
+                  {**params, "control_law": "adaptive_computed_torque"})
+            start(procs, PEER, echo, {})
+            adaptive = _drive(procs, max(duration / 2, 5.0), listen=False)
+        with NodeProcesses(Path(logs)) as procs:   # issue 28: the momentum observer's cost
+            start(procs, NAME, "robodyn_ros.nodes.controller",
+                  {**params, "collision_observer_gain": param_list([50.0])})
+            start(procs, UNOBSERVED, "robodyn_ros.nodes.controller", params)
+            guarded = _drive(procs, max(duration / 2, 5.0), listen=False)
+    measured, floor = listened[NAME], listened[PEER]
+    learning, bare = adaptive[NAME], adaptive[PEER]
+    observed, unobserved = guarded[NAME], guarded[UNOBSERVED]
     result = {"robot": "PUMA 560", "duration_s": duration, **_latency(measured.pop("latency_ms")),
               **measured, "peer": {**_latency(floor.pop("latency_ms")), **floor}}
     peer = result["peer"]
@@ -101,12 +109,12 @@ def run(duration: float = 60.0) -> dict:
     ]
     rows[-3]["met"] = bool(quiet["controller_cpu_percent"] <= 25.0)
     rows[-1]["met"] = bool(learning["controller_cpu_percent"] <= 25.0)
-    # issue 29's budget, as ratios to the echo driven the same way in this run; issue 28's, the
+    # issue 29's budget, as ratios to the echo driven beside it in this run; issue 28's, the
     # observer's node to the node without it
     for name, ours, peer_run, limit in (
             ("CPU with a controller_state listener, controller / echo", measured, floor, 1.15),
             ("CPU without listener, adaptive_computed_torque / echo", learning, bare, 1.25),
-            ("CPU without listener, momentum observer on / off", observed, quiet, 1.2)):
+            ("CPU without listener, momentum observer on / off", observed, unobserved, 1.2)):
         ratio = ours["controller_cpu_percent"] / max(peer_run["controller_cpu_percent"], 1e-9)
         row = figure(f"{name} (ratio)", ratio, ratio, unit="x", target=f"<= {limit:g}x",
                      peer=peer_run["controller_cpu_percent"],
@@ -132,8 +140,9 @@ def run(duration: float = 60.0) -> dict:
                                                "(benchmarks/bytecodes.py)"))
     result["bytecodes"] = counts
     rows[2]["note"] = ("peer (every latency and CPU row): benchmarks/echo.py, a node that answers "
-                       "each state with a fixed command and state and does nothing else, spun and "
-                       "driven the same way: rclpy, the executor and DDS alone on this machine")
+                       "each state with a fixed command and state and does nothing else, beside "
+                       "the controller and driven by the same states at the same time: rclpy, the "
+                       "executor and DDS alone on this machine")
     result["rows"] = rows
     return result
 
@@ -159,9 +168,23 @@ def _latency(latency) -> dict:
                            "max": float(ok.max()) if ok.size else float("inf")}}
 
 
-def _drive(procs: NodeProcesses, duration, listen=True):
-    """Drive the one node ``procs`` runs (the controller or its peer) for ``duration`` s."""
-    (name, pid), = procs.pids.items()
+def command_topic(name: str) -> str:
+    """Where the node ``name`` of a run commands: the controller's default topic for the
+    controller, a topic of its own for a node beside it (remapped by :func:`start`)."""
+    from robodyn_ros.nodes.controller import NAME
+    return COMMAND_TOPIC if name == NAME else f"/{name}/commands"
+
+
+def start(procs: NodeProcesses, name: str, module: str, params: dict) -> None:
+    """The node ``name`` (``python -m module``) into the run, commanding on its command_topic."""
+    from robodyn_ros.nodes.controller import NAME
+    procs.start(name, module, params,
+                remaps=None if name == NAME else {COMMAND_TOPIC: command_topic(name)})
+
+
+def _drive(procs: NodeProcesses, duration, listen=True) -> dict[str, dict]:
+    """Drive the nodes ``procs`` runs (the controller, a node beside it) for ``duration`` s, all
+    at once with the same states: node name -> its figures over the same seconds."""
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.experimental import EventsExecutor
@@ -170,31 +193,34 @@ def _drive(procs: NodeProcesses, duration, listen=True):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
+    from robodyn_ros.nodes.controller import NAME
     from robodyn_ros.nodes.controller_state import TOPIC, ControllerStatePublisher
     from robodyn_ros.nodes.serialized import SerializedJointState
 
+    pids = procs.pids
     rclpy.init()
     node = Node("bench_joint_state_driver")
     executor = EventsExecutor()
     executor.add_node(node)
     sent = {}           # state stamp (us) -> monotonic ns when published
-    answered = []       # (serialized command, monotonic ns of its arrival), in order
-    outputs = []        # serialized ~/state messages, in order
+    answered = {name: [] for name in pids}   # (serialized command, monotonic ns of its arrival)
+    outputs = {name: [] for name in pids}    # serialized ~/state messages, in order
     cycle_means = []    # the controller's own mean cycle time per diagnostics report
     # raw, converted after the run: the driver's own message conversions (~70 us for a
     # ~/state) would otherwise load the two cores the controller's latency is measured on
-    node.create_subscription(
-        Float64MultiArray, COMMAND_TOPIC,
-        lambda raw: answered.append((raw, time.monotonic_ns())), 1000, raw=True)
-    if listen:
+    for name in pids:
         node.create_subscription(
-            ControllerStatePublisher.message_type(),
-            f"/computed_torque_controller/{TOPIC.removeprefix('~/')}", outputs.append, 1000,
+            Float64MultiArray, command_topic(name),
+            lambda raw, into=answered[name]: into.append((raw, time.monotonic_ns())), 1000,
             raw=True)
+        if listen:
+            node.create_subscription(
+                ControllerStatePublisher.message_type(), f"/{name}/{TOPIC.removeprefix('~/')}",
+                outputs[name].append, 1000, raw=True)
 
     def diagnostics(msg):
         for status in msg.status:
-            if "computed_torque_controller" in status.name:
+            if NAME in status.name:
                 values = {kv.key: kv.value for kv in status.values}
                 cycle_means.append(float(values.get("cycle time (us) mean", "nan")))
     node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics, 10)
@@ -204,11 +230,11 @@ def _drive(procs: NodeProcesses, duration, listen=True):
     q = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
     try:
         deadline = time.monotonic() + 60.0
-        while publisher.get_subscription_count() == 0:
+        while publisher.get_subscription_count() < len(pids):
             procs.check()  # raises with the node's log when it has ended
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{name} did not subscribe to /joint_states in 60 s:\n"
-                                   f"{procs.log(name).read_text()}")
+                raise RuntimeError(f"{', '.join(pids)} did not all subscribe to /joint_states in "
+                                   "60 s:\n" + "\n".join(procs.log(n).read_text() for n in pids))
             executor.spin_once(timeout_sec=0.05)
         start = time.monotonic_ns()
         measure_from = start + int(WARMUP * 1e9)
@@ -224,7 +250,7 @@ def _drive(procs: NodeProcesses, duration, listen=True):
             if now >= end:
                 break
             if cpu_start is None and now >= measure_from:
-                cpu_start, wall_start = cpu_seconds(pid), time.monotonic()
+                cpu_start, wall_start = {n: cpu_seconds(p) for n, p in pids.items()}, time.monotonic()
                 first_measured = len(sent)
             # a slowly varying state, stamped on the wall clock the controller's node uses
             stamp = time.time_ns()
@@ -235,7 +261,7 @@ def _drive(procs: NodeProcesses, duration, listen=True):
             if time.monotonic_ns() > next_send + PERIOD_NS:  # the driver itself fell behind
                 skipped += (time.monotonic_ns() - next_send) // PERIOD_NS
                 next_send = time.monotonic_ns()
-        cpu = cpu_seconds(pid) - cpu_start
+        cpu = {n: cpu_seconds(p) - cpu_start[n] for n, p in pids.items()}
         wall = time.monotonic() - wall_start
         grace = time.monotonic() + 0.5  # let the last answers arrive
         while time.monotonic() < grace:
@@ -243,21 +269,26 @@ def _drive(procs: NodeProcesses, duration, listen=True):
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-    commands = [(deserialize_message(raw, Float64MultiArray).data.tobytes(), t)
-                for raw, t in answered]
-    states = []
-    for raw in outputs:
-        msg = deserialize_message(raw, ControllerStatePublisher.message_type())
-        states.append((msg.header.stamp.sec * 1_000_000 + msg.header.stamp.nanosec // 1000,
-                       ControllerStatePublisher.output(msg).effort.tobytes()))
-    arrival, unpaired_commands, unpaired_states = _pair(commands, states)
     stamps = list(sent)[first_measured:]
-    latency = np.array([(arrival[s] - sent[s]) * 1e-6 if s in arrival else np.inf
-                        for s in stamps])
-    return {"latency_ms": latency, "driver_skipped_periods": int(skipped),
-            "unpaired_commands": unpaired_commands, "unpaired_states": unpaired_states,
-            "controller_cpu_percent": 100.0 * cpu / wall,
-            "node_cycle_us_mean": float(np.nanmean(cycle_means)) if cycle_means else float("nan")}
+    figures = {}
+    for name in pids:
+        commands = [(deserialize_message(raw, Float64MultiArray).data.tobytes(), t)
+                    for raw, t in answered[name]]
+        states = []
+        for raw in outputs[name]:
+            msg = deserialize_message(raw, ControllerStatePublisher.message_type())
+            states.append((msg.header.stamp.sec * 1_000_000 + msg.header.stamp.nanosec // 1000,
+                           ControllerStatePublisher.output(msg).effort.tobytes()))
+        arrival, unpaired_commands, unpaired_states = _pair(commands, states)
+        latency = np.array([(arrival[s] - sent[s]) * 1e-6 if s in arrival else np.inf
+                            for s in stamps])
+        figures[name] = {"latency_ms": latency, "driver_skipped_periods": int(skipped),
+                         "unpaired_commands": unpaired_commands, "unpaired_states": unpaired_states,
+                         "controller_cpu_percent": 100.0 * cpu[name] / wall}
+    if NAME in figures:
+        figures[NAME]["node_cycle_us_mean"] = (float(np.nanmean(cycle_means)) if cycle_means
+                                               else float("nan"))
+    return figures
 
 
 def _pair(answered, outputs):

@@ -94,7 +94,7 @@ def latency_round(keystore, duration, logs: Path) -> dict:
     with NodeProcesses(logs) as procs:   # each node in its enclave
         procs.start(NAME, "robodyn_ros.nodes.controller", params)
         _security(keystore, DRIVER)   # the driver's context, created by _drive
-        measured = _drive(procs, duration)
+        measured = _drive(procs, duration)[NAME]
     _security(None)
     figures = _latency(measured.pop("latency_ms"))
     return {**figures, "controller_cpu_percent": measured["controller_cpu_percent"],
