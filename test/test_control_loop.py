@@ -578,6 +578,24 @@ def test_reasons_are_bounded_and_events_throttled():
     assert lines[1] == "rejected: worse (5 since the last report, 6 in total)"
 
 
+def test_an_event_s_reason_built_on_demand_is_built_only_for_a_line_logged():
+    """A saturation happens every cycle while the arm pushes on something: its reason (which
+    joints) is built only when a line is logged, and every one is counted."""
+    clock, lines, built = FakeClock(0.0), [], []
+
+    def reason():
+        built.append(clock.t)
+        return f"joints at t={clock.t:g}"
+    event = CountedEvent("saturated", lines.append, clock, period=2.0)
+    for k in range(6):
+        clock.t = 0.5 * k
+        event(reason)
+    assert event.count == 6 and built == [0.0, 2.0]
+    assert lines == ["saturated: joints at t=0 (1 since the last report, 1 in total)",
+                     "saturated: joints at t=2 (4 since the last report, 5 in total)"]
+    assert event.last_reason == "joints at t=2"
+
+
 def test_the_statistics_window_gives_means_and_peaks_of_its_last_cycles():
     """Compute and cycle times and the stamped states' latency (an unstamped state has none),
     over the last CAPACITY cycles of a longer window; a report starts the next window."""

@@ -48,10 +48,16 @@ class CountedEvent:
         self._logged_count = 0
         self._next_log = -math.inf
 
-    def __call__(self, reason: str = "") -> None:
+    def __call__(self, reason: str | Callable[[], str] = "") -> None:
+        """Count one; ``reason`` may be what builds it, called only for a line logged (then
+        ``last_reason`` is the last logged): an event of every control cycle, such as a
+        saturation, costs a count, not a text."""
         self.count += 1
-        self.last_reason = reason = bounded(reason)
         now = self._clock()
+        if not callable(reason):
+            self.last_reason = reason = bounded(reason)
+        elif now >= self._next_log:
+            self.last_reason = reason = bounded(reason())
         if now >= self._next_log:
             self._log(f"{self.what}{': ' + reason if reason else ''} "
                       f"({self.count - self._logged_count} since the last report, "
