@@ -21,11 +21,12 @@ controller and driven by the same states at the same time (its commands on ``/ec
 state on ``/echo/controller_state``): a node that answers each state at once and computes nothing,
 so its figures are what rclpy, the executor and DDS cost on this machine before any controller work.
 Driven at once, both meet the same machine: run one after the other, the CPU ratio of the same
-code moved from 0.96 to 1.29 within half an hour of a shared machine; driven at once, 1.07 to
-1.15 over five runs (issue 29, doc/performance.md). The budgets are ratios to it, each from one run (issue 29): the
-controller's CPU with a listener at most 1.15x the echo's with one, the adaptive law's without a
-listener 1.25x the echo's without one, the p99 latency 1.2x; and the controller with the momentum
-observer on (issue 28) at most 1.2x the same controller without it, the two driven at once too.
+code moved from 0.96 to 1.29 within ten minutes of a shared machine; driven at once, from 1.07
+to 1.17 over eight runs (issue 29, doc/performance.md). The budgets are ratios to it, each from
+one run (issue 29): the controller's CPU with a listener at most 1.15x the echo's with one, the
+adaptive law's without a listener 1.25x the echo's without one, the p99 latency 1.2x; and the
+controller with the momentum observer on (issue 28) at most 1.2x the same controller without it,
+the two driven at once too.
 """
 from __future__ import annotations
 
