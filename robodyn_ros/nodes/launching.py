@@ -82,9 +82,10 @@ class BringUp:
         try:
             configure = self.request(Transition.TRANSITION_CONFIGURE)
             # not when activated by hand meanwhile
-            if configure and self.configured(configure) == State.PRIMARY_STATE_INACTIVE:
+            if configure is not None and \
+                    self.configured(configure) == State.PRIMARY_STATE_INACTIVE:
                 activate = self.request(Transition.TRANSITION_ACTIVATE)
-                while activate and self.running():
+                while activate is not None and self.running():
                     if answered(activate, 1.0):
                         if not activate.result().success:
                             self.log.error(f"activate of {self.name} failed (its log says why)")
