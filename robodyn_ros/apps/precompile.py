@@ -1,7 +1,8 @@
 """``robodyn-ros compile``: compile every numba kernel of the package into numba's cache now, so
 that no node start waits for it. From an empty cache: 108-110 s of CPU in 2 workers, 56-59 s of
-wall time on a quiet 2-core machine (2026-11-28; doc/install.md has each group's figure); a second
-run only loads the cache (a few seconds).
+wall time on a quiet 2-core machine (2026-11-28 morning; 68-74 s that evening, with the one-call
+answer kernels: doc/install.md has each group's figure); a second run only loads the cache (a few
+seconds).
 
 The kernel groups are independent, so each is compiled by a worker process of its own, as many at
 a time as there are cores, largest first; each prints its time as it finishes. numba writes a
