@@ -523,8 +523,7 @@ class ControlLoop:
         # the reference at the instant the state was measured (when stamped), so delivery delay
         # does not shift it against the measurement
         t = self.time = self.stamp or self._clock()
-        dt = 0.0 if self._last_t is None else max(t - self._last_t, 0.0)
-        self._last_t = t
+        dt = self._time_step(t)
         self.reference = self._reference_at(t)
         law = self._law if self.enabled else self._gravity
         if self.guard is not None:
@@ -560,15 +559,20 @@ class ControlLoop:
         t = times[NEWEST]
         self.q, self.qd, self.stamp, self._latest, self.time = q, qd, t, t, t
         self.received = self._steady()
-        start, last, self._last_t = time.perf_counter(), self._last_t, t
+        start, dt = time.perf_counter(), self._time_step(t)
         self.reference = self._sampled
         law = self._law if guard is None else self._observed(t, self._law)   # may hold: resampled
-        result = self._command_by(law, self.reference, 0.0 if last is None else max(t - last, 0.0),
-                                  start)
+        result = self._command_by(law, self.reference, dt, start)
         if result.__class__ is Command:
             ANSWERED_STATE.call(*state_out, stamp, self._samples, q, qd, self._effort,
                                 self.order.index)
         return result
+
+    def _time_step(self, t: float) -> float:
+        """The cycle's time step to ``t`` from the last cycle's (0 after none since a hold, never
+        negative), ``t`` kept as the last: the rule ``cycle_steps.ordinary_dt`` compiles."""
+        last, self._last_t = self._last_t, t
+        return 0.0 if last is None else max(t - last, 0.0)
 
     def _answer_at_once(self, message, names_bytes, match, q, qd, stamp,
                         state_out) -> Command | None:
