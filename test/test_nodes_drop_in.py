@@ -145,17 +145,27 @@ def test_every_declared_parameter_has_a_value_in_one_request(rig):
     assert all(v.type != 0 for v in values)
 
 
-@pytest.fixture
-def loop(rig):
+# wall seconds without a joint state before the loop's controller goes stale: the whole loop runs
+# on the test's one thread, which a loaded CI machine once held for a second; the watchdog's own
+# test takes 1 s
+STATE_TIMEOUT = 5.0
+
+
+def start_loop(rig, state_timeout=STATE_TIMEOUT):
     """The simulated PUMA under the controller on simulated time, and an action client."""
     sim = rig.simulator(friction_scale=0.0, publish_rate=250.0, lockstep=True,
-                        command_timeout=1.0)
-    ctl = rig.controller(use_sim_time=True, friction=False, state_timeout=1.0,
+                        command_timeout=state_timeout)
+    ctl = rig.controller(use_sim_time=True, friction=False, state_timeout=state_timeout,
                          **{"constraints.goal": [0.01], "constraints.goal_time": 2.0})
     client = ActionClient(rig.probe, FollowJointTrajectory,
                           f"{rig.ns}/{NODE}/follow_joint_trajectory")
     rig.spin_until(lambda: sim.time_ns > 0.2e9 and client.server_is_ready(), what="the loop")
     return sim, ctl, client
+
+
+@pytest.fixture
+def loop(rig):
+    return start_loop(rig)
 
 
 def goal_to(target, seconds, joints=JOINTS):
@@ -242,11 +252,11 @@ def test_a_path_tolerance_violation_aborts_and_holds(rig, loop):
     assert result.result.error_code == FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
 
 
-def test_a_goal_is_aborted_when_the_joint_states_stop_and_a_new_plant_is_held(rig, loop):
+def test_a_goal_is_aborted_when_the_joint_states_stop_and_a_new_plant_is_held(rig):
     """Issue 23 §1: the joint-state publisher dies mid-goal. Within its watchdog (state_timeout
     1 s, wall time) the goal is aborted with the reason, not left running until it fails; a new
     publisher with another state is held where it is, not driven toward the old goal."""
-    sim, ctl, client = loop
+    sim, ctl, client = start_loop(rig, state_timeout=1.0)
     far = Q0 + np.radians([40.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     handle = send(rig, client, goal_to(far, 20.0))
     rig.spin_until(lambda: sim.time_ns > 0.6e9, what="some motion")
@@ -312,7 +322,7 @@ def test_a_clock_that_jumps_back_aborts_the_goal_and_holds(rig):
     reset) in the middle of a goal: the goal is aborted with the reason, the trajectory (on the
     old clock's times) is dropped and the controller holds where the arm is, commanding finite
     efforts."""
-    ctl = rig.controller(use_sim_time=True, friction=False, state_timeout=1.0)
+    ctl = rig.controller(use_sim_time=True, friction=False, state_timeout=STATE_TIMEOUT)
     clock = rig.probe.create_publisher(Clock, "/clock", 10)
     client = ActionClient(rig.probe, FollowJointTrajectory,
                           f"{rig.ns}/{NODE}/follow_joint_trajectory")

@@ -37,8 +37,8 @@ pytestmark = pytest.mark.usefixtures("ros")  # rclpy for every test here, the ri
 # ---------------------------------------------------------------------------- closed loop
 def test_closed_loop_holds_the_start_then_converges_on_sim_time(rig):
     sim = rig.simulator(friction_scale=0.0, publish_rate=250.0, lockstep=True,
-                        command_timeout=1.0)
-    rig.controller(use_sim_time=True, friction=False, state_timeout=1.0)
+                        command_timeout=5.0)
+    rig.controller(use_sim_time=True, friction=False, state_timeout=5.0)  # a stall of CI's is no outage
     rig.spin_until(lambda: sim.time_ns > 0.3e9 and len(rig.commands) > 20, what="the loop")
     # no trajectory: the controller holds where the arm started
     assert np.abs(sim.q - Q0).max() < 1e-6
