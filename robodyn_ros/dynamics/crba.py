@@ -2,9 +2,8 @@
 path for forward dynamics. ``model.mass_matrix(q, method="strobe")`` is the independent check: n
 Newton–Euler passes with unit accelerations (001, end of §3).
 """
-import numpy as np
 
-from ..plumbing.kernels import inline, kernel, scratch, state_kernel
+from ..plumbing.kernels import as_declared, inline, kernel, scratch, state_kernel
 from .joint_frames import inertia, place_joint, rotate, to_parent
 from .layout import (ARMATURE, COMPOSITE_FIRST_MOMENT, COMPOSITE_INERTIA, COMPOSITE_MASS, CRBA_COLUMNS,
                      FIRST_MOMENT, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRISMATIC)
@@ -107,7 +106,7 @@ def crba(P, q, M):
 
 @kernel
 def crba_batch(P, q, M):
-    N, n = q.shape
-    ws = np.empty((n, CRBA_COLUMNS))
-    for k in range(N):
-        crba_into(P, q[k], ws, M[k])
+    """``crba`` on each row of ``q`` into ``M`` (N, n, n): its compiled version called, not
+    compiled into this kernel once more (``newton_euler.rnea_batch``)."""
+    for k in range(q.shape[0]):
+        crba(P, as_declared(q[k]), M[k])

@@ -2,10 +2,9 @@
 h by one Newton–Euler pass, and the solve by Cholesky (M is symmetric positive definite)."""
 import numpy as np
 
-from ..plumbing.kernels import inline, kernel
-from .crba import crba_into
-from .layout import CRBA_COLUMNS, RNEA_COLUMNS
-from .newton_euler import NO_WRENCH, check_sizes, rnea_into
+from ..plumbing.kernels import as_declared, as_read_only, inline, kernel, scratch
+from .crba import crba
+from .newton_euler import NO_WRENCH, check_sizes, rnea
 
 
 @inline
@@ -54,26 +53,23 @@ def cholesky_solve_into(M, b):
     cholesky_solve(M, b)
 
 
-@inline
-def _forward_into(P, q, qd, tau, wrench, mode, ws, cws, M, zero, qdd):
-    """``zero``: n zeros (the acceleration of the bias-force pass), allocated by the caller."""
-    n = q.shape[0]
-    rnea_into(P, q, qd, zero, wrench, mode, ws, qdd)
-    for i in range(n):
-        qdd[i] = tau[i] - qdd[i]
-    crba_into(P, q, cws, M)
-    cholesky_solve_into(M, qdd)
-
-
 @kernel
 def forward_dynamics(P, q, qd, tau, wrench, mode, qdd):
-    """One state into ``qdd``, allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``)."""
+    """One state into ``qdd``, allocated by the caller (cheaper in NumPy, see ``newton_euler.rnea``):
+    the bias forces by ``rnea`` at zero acceleration, M by ``crba``, both their compiled versions
+    called (compiled into this kernel they cost some 8 s more of numba's time, and the calls a few
+    per cent of this one), the workspaces on the stack (``scratch``)."""
     check_sizes(P, q, qd, tau)
     n = q.shape[0]
-    # four allocations, not views of one: the compiler then knows they cannot overlap (one
-    # allocation cut into views made a call 1.89 instead of 1.33 us)
-    _forward_into(P, q, qd, tau, wrench, mode, np.empty((n, RNEA_COLUMNS)),
-                  np.empty((n, CRBA_COLUMNS)), np.empty((n, n)), np.zeros(n), qdd)
+    zero = scratch(1, n)
+    for i in range(n):
+        zero[0, i] = 0.0
+    rnea(P, q, qd, as_declared(zero[0]), wrench, mode, qdd)
+    for i in range(n):
+        qdd[i] = tau[i] - qdd[i]
+    M = scratch(n, n)
+    crba(P, q, M)
+    cholesky_solve_into(M, qdd)
 
 
 @kernel
@@ -84,11 +80,8 @@ def forward_dynamics_no_wrench(P, q, qd, tau, mode, qdd):
 
 @kernel
 def forward_dynamics_batch(P, q, qd, tau, wrench, mode, qdd):
-    N, n = q.shape
-    ws = np.empty((n, RNEA_COLUMNS))
-    cws = np.empty((n, CRBA_COLUMNS))
-    M = np.empty((n, n))
-    zero = np.zeros(n)
+    """``forward_dynamics`` on each row (``newton_euler.rnea_batch``)."""
     last = wrench.shape[0] - 1   # one placeholder row when there is no tip wrench
-    for k in range(N):
-        _forward_into(P, q[k], qd[k], tau[k], wrench[min(k, last)], mode, ws, cws, M, zero, qdd[k])
+    for k in range(q.shape[0]):
+        forward_dynamics(P, as_declared(q[k]), as_declared(qd[k]), as_declared(tau[k]),
+                         as_read_only(wrench[min(k, last)]), mode, as_declared(qdd[k]))

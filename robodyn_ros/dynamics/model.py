@@ -301,6 +301,8 @@ def _strobe_mass_matrix(model, q):
     """Column j of M is the Newton–Euler force for qdd = e_j with no velocity, gravity or friction."""
     if q.ndim == 2:
         return np.stack([_strobe_mass_matrix(model, qk) for qk in q])
+    if q.ndim != 1:   # the Direct call reads its arguments as vectors
+        raise ValueError(f"expected q of one value per joint, or rows of them, got shape {q.shape}")
     n = model.dof
     zero = np.zeros(n)
     M = np.empty((n, n))
@@ -308,6 +310,6 @@ def _strobe_mass_matrix(model, q):
         e = np.zeros(n)
         e[j] = 1.0
         column = np.empty(n)
-        _ne.rnea(model.params, q, zero, e, _ne.NO_WRENCH, 0, column)
+        _RNEA_WRENCH.call(model.params, q, zero, e, _ne.NO_WRENCH, 0, column)  # no second version
         M[:, j] = column
     return M

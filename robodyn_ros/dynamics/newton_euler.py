@@ -12,7 +12,7 @@ COM shift in both recursions.
 """
 import numpy as np
 
-from ..plumbing.kernels import inline, kernel, scratch, state_kernel
+from ..plumbing.kernels import as_declared, as_read_only, inline, kernel, scratch, state_kernel
 from .joint_frames import inertia, place_joint, rotate_back, to_parent
 from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
                      JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)
@@ -167,10 +167,10 @@ def rnea_no_wrench(P, q, qd, qdd, mode, tau):
 
 @kernel
 def rnea_batch(P, q, qd, qdd, wrench, mode, tau):
-    """One pass per row into ``tau`` (N, n); ``wrench`` is (N, 6) (ignored unless mode has
-    TIP_WRENCH) or one placeholder row."""
-    N, n = q.shape
-    ws = np.empty((n, RNEA_COLUMNS))
+    """``rnea`` on each row into ``tau`` (N, n); ``wrench`` is (N, 6) (ignored unless mode has
+    TIP_WRENCH) or one placeholder row. ``rnea``'s compiled version is called, not compiled
+    into this kernel once more (some 4 s of numba's time; the call costs a few per cent a row)."""
     last = wrench.shape[0] - 1
-    for k in range(N):
-        rnea_into(P, q[k], qd[k], qdd[k], wrench[min(k, last)], mode, ws, tau[k])
+    for k in range(q.shape[0]):
+        rnea(P, as_declared(q[k]), as_declared(qd[k]), as_declared(qdd[k]),
+             as_read_only(wrench[min(k, last)]), mode, as_declared(tau[k]))

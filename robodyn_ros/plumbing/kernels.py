@@ -43,6 +43,7 @@ import numba.core.event
 import numpy as np
 from numba.core import types as nb_types
 from numba.core.registry import CPUDispatcher
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload
 
 _OPTIONS = dict(cache=True, error_model="numpy", fastmath=False, nogil=True)
@@ -139,6 +140,44 @@ def _scratch(rows, cols):
             return _stack_array(rows, cols)
         return np.empty((rows, cols))
     return on_stack
+
+
+def _retyped(**changes):
+    """An intrinsic handing its array argument on under another numba type (``Array.copy``'s
+    ``changes``): every layout and read-only flag shares one data model, so nothing is copied."""
+    @intrinsic
+    def retype(typingctx, array):
+        def codegen(context, builder, sig, args):
+            return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+        return array.copy(**changes)(array), codegen
+    return retype
+
+
+def as_declared(array):
+    """``array`` typed as ``Direct``'s VECTOR and MATRIX declare it (layout "A"): a kernel that
+    passes its rows (C order) or its own arrays to another kernel so typed then calls the version
+    of it already compiled, where these types would make numba compile the whole callee once more.
+    Interpreted, ``array`` itself."""
+    return array
+
+
+def as_read_only(array):
+    """``array`` typed read-only, as ``Direct``'s PARAMETER_VECTOR and PARAMETERS declare it (see
+    ``as_declared``). Interpreted, ``array`` itself."""
+    return array
+
+
+_ANY_LAYOUT, _READ_ONLY = _retyped(layout="A"), _retyped(readonly=True)
+
+
+@overload(as_declared)
+def _as_declared(array):
+    return lambda array: _ANY_LAYOUT(array)
+
+
+@overload(as_read_only)
+def _as_read_only(array):
+    return lambda array: _READ_ONLY(array)
 
 
 def kernel(func):
