@@ -161,7 +161,7 @@ def test_interpreted_twins_agree_with_the_compiled_steps():
             t = twin
             step(ARM.params, *args, 1e-3, t._lambda, t._kd, t._dead,
                  t._friction if adapt == "payload" else t._adapted, t._gamma, t._leakage, t._initial,
-                 t._low, t._high, t._estimate, t._columns, t._work, t._ws, t._Y, t.torque)
+                 t._low, t._high, t._estimate, t._columns, t._work, t._Y, t.torque)
             np.testing.assert_allclose(t.torque, tau, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(twin.estimates, compiled.estimates, rtol=1e-12, atol=1e-12)
 

@@ -1,15 +1,18 @@
 """The one-state kernels' workspaces (robodyn_ros.plumbing.kernels.scratch): on the machine stack up
 to STACK_SCRATCH values, on the heap above, each thread its own. Either way a state gets the numbers
 the kernel's interpreted twin gives it (its workspace is a NumPy array), and the mass matrix those
-of n Newton–Euler passes (method="strobe", a second formulation). The batch kernels call the
-one-state kernels' single compiled versions (``as_declared``), not versions of their own."""
+of n Newton–Euler passes (method="strobe", a second formulation). The batch kernels, forward
+dynamics and the adaptive law's steps call the one-state kernels' single compiled versions
+(``as_declared``), not versions of their own."""
 import concurrent.futures
 
 import numba
 import numpy as np
 
 from robodyn_ros.dynamics import crba, forward, layout, newton_euler
+from robodyn_ros.control import adaptive
 from robodyn_ros.dynamics import model as dynamics_model
+from robodyn_ros.dynamics import regressor
 from robodyn_ros.dynamics.counting import generic_arm
 from robodyn_ros.plumbing import kernels
 
@@ -47,9 +50,14 @@ def test_a_batch_calls_the_one_state_kernel_s_one_compiled_version(model):
                          (crba.crba_batch, (P, q, M)),
                          (forward.forward_dynamics_batch, (P, q, qd, qdd, wrenches, mode, qdd_out))):
         numba.njit(cache=False)(caller.py_func)(*args)
-    numba.njit(cache=False)(forward.forward_dynamics.py_func).compile(
-        dynamics_model._FORWARD_WRENCH._signature)   # as the model calls it
-    for one_state in (newton_euler.rnea, crba.crba, forward.forward_dynamics):
+    for direct in (regressor._ONE, regressor._PAYLOAD, adaptive._PAYLOAD_STEP, adaptive._BASE_STEP):
+        direct.ready()
+    for direct in (dynamics_model._FORWARD_WRENCH, adaptive._PAYLOAD_STEP, adaptive._BASE_STEP,
+                   adaptive._ANSWER):   # typed as their Direct calls them
+        numba.njit(cache=False)(direct._kernel.py_func).compile(direct._signature)
+    for one_state in (newton_euler.rnea, crba.crba, forward.forward_dynamics,
+                      regressor.regressor_one, regressor.payload_one, adaptive.payload_step,
+                      adaptive.base_step):
         assert len(one_state.signatures) == 1, (one_state, one_state.signatures)
     for k in range(5):
         assert np.array_equal(tau[k], model.inverse_dynamics(q[k], qd[k], qdd[k],

@@ -44,9 +44,9 @@ import numpy as np
 
 from ..dynamics.base_parameters import base_parameters
 from ..dynamics.inertial_parameters import parameter_names, standard_parameters
-from ..dynamics.regressor import BODY, WORKSPACE_COLUMNS, payload_into, regressor_into
+from ..dynamics.regressor import BODY, payload_one, regressor_one
 from ..plumbing.kernels import (BOOL, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, INT, MATRIX, NDARRAY,
-                                PARAMETERS, VECTOR, Direct, inline, kernel)
+                                PARAMETERS, VECTOR, Direct, as_declared, inline, kernel)
 from .gains import check_definite, gain, per_joint
 from .law import ControlLaw
 from .cycle_steps import (DECLINED, ORDINARY_STATE, SATURATE, answered_state_into, ordinary_dt,
@@ -114,27 +114,28 @@ def adapt(Y, columns, adapted, sd, dt, gamma, leakage, initial, low, high, estim
 
 @kernel
 def payload_step(P, q, qd, q_des, qd_des, qdd_des, dt, lam, kd, dead, friction, gamma, leakage,
-                 initial, low, high, estimate, columns, work, ws, Y, tau):
+                 initial, low, high, estimate, columns, work, Y, tau):
     """One cycle of ``adapt: payload``: the effort into ``tau`` with the current estimate of the
-    last body, then the estimate updated. ``work`` rows: s, s_Δ, q̇_r, q̈_r."""
+    last body, then the estimate updated. ``work`` rows: s, s_Δ, q̇_r, q̈_r. The regressor's
+    compiled versions are called (``as_declared``), not compiled in again."""
     check_sizes(P, q, qd, q_des, qd_des, qdd_des)
     s, sd, vr, ar = work[0], work[1], work[2], work[3]
     reference(q, qd, q_des, qd_des, qdd_des, lam, s, sd, vr, ar, dead)
-    payload_into(P, q, qd, vr, ar, friction, estimate, ws, tau, Y)
+    payload_one(P, q, qd, as_declared(vr), as_declared(ar), friction, estimate, tau, Y)
     damp(kd, s, tau)
     adapt(Y, columns, BODY, sd, dt, gamma, leakage, initial, low, high, estimate)
 
 
 @kernel
 def base_step(P, q, qd, q_des, qd_des, qdd_des, dt, lam, kd, dead, adapted, gamma, leakage,
-              initial, low, high, estimate, columns, work, ws, Y, tau):
+              initial, low, high, estimate, columns, work, Y, tau):
     """One cycle of ``adapt: all`` or ``inertial``: τ = Σ_k Y[:, c_k] π_k − K_D s over the
     parameters ``estimate`` (the first ``adapted`` of them adapted, the rest fixed), then the
     update."""
     check_sizes(P, q, qd, q_des, qd_des, qdd_des)
     s, sd, vr, ar = work[0], work[1], work[2], work[3]
     reference(q, qd, q_des, qd_des, qdd_des, lam, s, sd, vr, ar, dead)
-    regressor_into(P, q, qd, vr, ar, False, ws, Y)
+    regressor_one(P, q, qd, as_declared(vr), as_declared(ar), as_declared(False), Y)
     n = q.shape[0]
     for i in range(n):
         t = 0.0
@@ -147,15 +148,15 @@ def base_step(P, q, qd, q_des, qd_des, qdd_des, dt, lam, kd, dead, adapted, gamm
 
 _PAYLOAD_STEP = Direct(payload_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR, FLOAT,
                        VECTOR, MATRIX, VECTOR, BOOL, VECTOR, FLOAT, VECTOR, VECTOR, VECTOR, VECTOR,
-                       INDEX_VECTOR, C_MATRIX, C_MATRIX, C_MATRIX, VECTOR)
+                       INDEX_VECTOR, C_MATRIX, C_MATRIX, VECTOR)
 _BASE_STEP = Direct(base_step, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR, FLOAT,
                     VECTOR, MATRIX, VECTOR, INT, VECTOR, FLOAT, VECTOR, VECTOR, VECTOR, VECTOR,
-                    INDEX_VECTOR, C_MATRIX, C_MATRIX, C_MATRIX, VECTOR)
+                    INDEX_VECTOR, C_MATRIX, C_MATRIX, VECTOR)
 
 
 @kernel
 def answer_adaptive(payload, P, lam, kd, dead, friction, adapted, gamma, leakage, initial, low, high,
-                    estimate, columns, work, ws, Y, tau, effort_limit, index, effort, message, names,
+                    estimate, columns, work, Y, tau, effort_limit, index, effort, message, names,
                     match, q, qd, stamp, times, knots, origins, stacked, samples, listened, state,
                     starts, head):
     """A joint state's bytes to the command and the state's message in one call
@@ -166,14 +167,14 @@ def answer_adaptive(payload, P, lam, kd, dead, friction, adapted, gamma, leakage
     dt = ordinary_dt(message, names, match, q, qd, stamp, times, knots, origins, stacked, samples)
     if dt < 0.0:
         return DECLINED
-    # the rows as any-layout vectors: the steps' compiled versions, not new ones
-    q_des, qd_des, qdd_des = samples[0, ::1], samples[1, ::1], samples[2, ::1]
+    # the rows as the steps' Direct declares them: their compiled versions, not new ones
+    q_des, qd_des, qdd_des = as_declared(samples[0]), as_declared(samples[1]), as_declared(samples[2])
     if payload:
         payload_step(P, q, qd, q_des, qd_des, qdd_des, dt, lam, kd, dead, friction, gamma, leakage,
-                     initial, low, high, estimate, columns, work, ws, Y, tau)
+                     initial, low, high, estimate, columns, work, Y, tau)
     else:
         base_step(P, q, qd, q_des, qd_des, qdd_des, dt, lam, kd, dead, adapted, gamma, leakage,
-                  initial, low, high, estimate, columns, work, ws, Y, tau)
+                  initial, low, high, estimate, columns, work, Y, tau)
     clamped = saturate_into(tau, effort_limit, index, effort)
     if clamped >= 0:
         answered_state_into(listened, state, starts, head, stamp, samples, q, qd, effort, index)
@@ -181,7 +182,7 @@ def answer_adaptive(payload, P, lam, kd, dead, friction, adapted, gamma, leakage
 
 
 _ANSWER = Direct(answer_adaptive, BOOL, PARAMETERS, VECTOR, MATRIX, VECTOR, BOOL, INT, VECTOR, FLOAT,
-                 VECTOR, VECTOR, VECTOR, VECTOR, INDEX_VECTOR, C_MATRIX, C_MATRIX, C_MATRIX, VECTOR,
+                 VECTOR, VECTOR, VECTOR, VECTOR, INDEX_VECTOR, C_MATRIX, C_MATRIX, VECTOR,
                  VECTOR, INDEX_VECTOR, VECTOR, *ORDINARY_STATE)
 
 
@@ -275,7 +276,7 @@ class AdaptiveComputedTorque(ControlLaw):
         self._initial, self._low, self._high = initial, low, high
         self._estimate = initial.copy()
         width = BODY if mode == "payload" else pi.size
-        self._work, self._ws = np.zeros((4, n)), np.zeros((n, WORKSPACE_COLUMNS))
+        self._work = np.zeros((4, n))
         self._Y, self.torque = np.zeros((n, width)), np.zeros(n)
         self.compute(np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), 0.0)  # compile
         _ANSWER.ready()
@@ -348,7 +349,7 @@ class AdaptiveComputedTorque(ControlLaw):
         return partial(_ANSWER.call, self._mode == "payload", self.model.params, self._lambda,
                        self._kd, self._dead, self._friction, self._adapted, self._gamma,
                        self._leakage, self._initial, self._low, self._high, self._estimate,
-                       self._columns, self._work, self._ws, self._Y, self.torque, limit, index,
+                       self._columns, self._work, self._Y, self.torque, limit, index,
                        effort)
 
     def _saturated(self, limit, index, effort, q, qd, reference, dt) -> int:
@@ -360,7 +361,7 @@ class AdaptiveComputedTorque(ControlLaw):
         args = (self.model.params, q, qd, q_des, qd_des, qdd_des, dt, self._lambda, self._kd,
                 self._dead)
         tail = (self._gamma, self._leakage, self._initial, self._low, self._high, self._estimate,
-                self._columns, self._work, self._ws, self._Y, self.torque)
+                self._columns, self._work, self._Y, self.torque)
         if self._mode == "payload":
             _PAYLOAD_STEP.call(*args, self._friction, *tail)
         else:

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..plumbing.kernels import (
     BOOL, C_MATRIX, FLOAT64, NDARRAY, PARAMETERS, VECTOR, Direct, by_rows, inline,
-    kernel)
+    kernel, scratch)
 from ..plumbing.kernels import warm_up as _warm_up
 from .inertial_parameters import BODY_COLUMNS, DRIVE_COLUMNS, columns
 from .joint_frames import place_joint, rotate_back, to_parent
@@ -252,12 +252,14 @@ def payload_into(P, q, qd, v, a, friction, last, ws, tau, Yp):
 
 @kernel
 def regressor_one(P, q, qd, v, a, offset, Y):
-    """One state into ``Y``, which the caller allocates."""
+    """One state into ``Y``, which the caller allocates; the workspace on the stack (``scratch``).
+    The adaptive law's step calls this compiled version (``as_declared``): its own inlined copy of
+    ``regressor_into`` cost numba some 3 s more."""
     n = P.shape[0] - 1
     if (q.shape[0] != n or qd.shape[0] != n or v.shape[0] != n or a.shape[0] != n
             or Y.shape[0] != n or Y.shape[1] != (BODY + DRIVE + offset) * n):
         raise ValueError("expected q, qd, v and a of one value per joint of the model")
-    regressor_into(P, q, qd, v, a, offset, np.empty((n, WORKSPACE_COLUMNS)), Y)
+    regressor_into(P, q, qd, v, a, offset, scratch(n, WORKSPACE_COLUMNS), Y)
 
 
 @kernel
@@ -270,13 +272,14 @@ def regressor_batch(P, q, qd, qdd, offset, Y):
 
 @kernel
 def payload_one(P, q, qd, v, a, friction, last, tau, Yp):
-    """``payload_into`` for one state, the caller's arrays checked."""
+    """``payload_into`` for one state, the caller's arrays checked, the workspace on the stack; the
+    adaptive law's step calls it as it does ``regressor_one``."""
     n = P.shape[0] - 1
     if (q.shape[0] != n or qd.shape[0] != n or v.shape[0] != n or a.shape[0] != n
             or last.shape[0] != BODY or tau.shape[0] != n or Yp.shape[0] != n or Yp.shape[1] != BODY):
         raise ValueError("expected q, qd, v, a and tau of one value per joint, 10 parameters of "
                          "the last body and its (n, 10) columns")
-    payload_into(P, q, qd, v, a, friction, last, np.empty((n, WORKSPACE_COLUMNS)), tau, Yp)
+    payload_into(P, q, qd, v, a, friction, last, scratch(n, WORKSPACE_COLUMNS), tau, Yp)
 
 
 _ONE = Direct(regressor_one, PARAMETERS, VECTOR, VECTOR, VECTOR, VECTOR, BOOL, C_MATRIX)

@@ -142,23 +142,13 @@ def _scratch(rows, cols):
     return on_stack
 
 
-def _retyped(**changes):
-    """An intrinsic handing its array argument on under another numba type (``Array.copy``'s
-    ``changes``): every layout and read-only flag shares one data model, so nothing is copied."""
-    @intrinsic
-    def retype(typingctx, array):
-        def codegen(context, builder, sig, args):
-            return impl_ret_borrowed(context, builder, sig.return_type, args[0])
-        return array.copy(**changes)(array), codegen
-    return retype
-
-
-def as_declared(array):
-    """``array`` typed as ``Direct``'s VECTOR and MATRIX declare it (layout "A"): a kernel that
-    passes its rows (C order) or its own arrays to another kernel so typed then calls the version
-    of it already compiled, where these types would make numba compile the whole callee once more.
-    Interpreted, ``array`` itself."""
-    return array
+def as_declared(value):
+    """``value`` typed as ``Direct`` declares an argument: an array with layout "A" (VECTOR,
+    MATRIX), a constant as its plain type (BOOL, INT; numba types a constant argument as a type of
+    that one value). A kernel that passes its rows (C order), its own arrays or a constant to
+    another kernel so typed then calls the version of it already compiled, where these types
+    would make numba compile the whole callee once more. Interpreted, ``value`` itself."""
+    return value
 
 
 def as_read_only(array):
@@ -167,17 +157,33 @@ def as_read_only(array):
     return array
 
 
-_ANY_LAYOUT, _READ_ONLY = _retyped(layout="A"), _retyped(readonly=True)
+@intrinsic
+def _as_declared(typingctx, value):
+    array = isinstance(value, nb_types.Array)
+    declared = value.copy(layout="A") if array else nb_types.unliteral(value)
+
+    def codegen(context, builder, sig, args):
+        if array:   # every layout shares one data model: the same array, nothing copied
+            return impl_ret_borrowed(context, builder, declared, args[0])
+        return context.cast(builder, args[0], value, declared)
+    return declared(value), codegen
+
+
+@intrinsic
+def _as_read_only(typingctx, array):
+    def codegen(context, builder, sig, args):
+        return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+    return array.copy(readonly=True)(array), codegen
 
 
 @overload(as_declared)
-def _as_declared(array):
-    return lambda array: _ANY_LAYOUT(array)
+def _as_declared_overload(value):
+    return lambda value: _as_declared(value)
 
 
 @overload(as_read_only)
-def _as_read_only(array):
-    return lambda array: _READ_ONLY(array)
+def _as_read_only_overload(array):
+    return lambda array: _as_read_only(array)
 
 
 def kernel(func):
