@@ -1,8 +1,7 @@
 """``robodyn-ros compile``: compile every numba kernel of the package into numba's cache now, so
-that no node start waits for it. From an empty cache: 108-110 s of CPU in 2 workers, 56-59 s of
-wall time on a quiet 2-core machine (2026-11-28 morning; 68-74 s that evening, with the one-call
-answer kernels: doc/install.md has each group's figure); a second run only loads the cache (a few
-seconds).
+that no node start waits for it. From an empty cache: 89-95 s of CPU in 2 workers, 46-50 s of wall
+time on a 2-core machine (2026-11-28 evening; doc/install.md has each group's figure, and what
+made it so); a second run only loads the cache (a few seconds).
 
 The kernel groups are independent, so each is compiled by a worker process of its own, as many at
 a time as there are cores, largest first; each prints its time as it finishes. numba writes a
@@ -29,13 +28,25 @@ import tempfile
 import time
 
 
-def _dynamics():
+def _dynamics_and_control_cycle():
+    # one group: the control cycle's computed-torque step calls the dynamics' one-state
+    # Newton-Euler kernel, which two groups would each compile; then the per-message steps, the
+    # joint-space laws' feedback, the momentum observer, the collision check
+    from ..control.collision import warm_up as collision_warm_up
+    from ..control.cycle_steps import warm_up as cycle_steps_warm_up
+    from ..control.laws import ComputedTorque
+    from ..control.momentum_observer import warm_up as observer_warm_up
     from ..dynamics import warm_up
     warm_up(forward=True, every_call=True)
+    cycle_steps_warm_up()
+    ComputedTorque.warm_up()
+    observer_warm_up()
+    collision_warm_up()
 
 
 def _regressor_and_adaptive():
-    # one group: the adaptive law's construction calls the regressor's batch kernel
+    # one group: the adaptive law's construction calls the regressor's batch kernel, and its
+    # steps the regressor's one-state kernels
     from ..control.adaptive import warm_up as adaptive_warm_up
     from ..dynamics.regressor import warm_up as regressor_warm_up
     regressor_warm_up()
@@ -59,30 +70,18 @@ def _stewart(leg_model):
     return compile_leg_model
 
 
-def _cycle_steps_and_collisions():
-    # the control cycle's own kernels: the per-message steps, the joint-space laws' feedback, the
-    # momentum observer, the collision check
-    from ..control.collision import warm_up as collision_warm_up
-    from ..control.cycle_steps import warm_up as cycle_steps_warm_up
-    from ..control.laws import ComputedTorque
-    from ..control.momentum_observer import warm_up as observer_warm_up
-    cycle_steps_warm_up()
-    ComputedTorque.warm_up()
-    observer_warm_up()
-    collision_warm_up()
-
-
 # name: what it compiles, largest first (the order they start in; CPU seconds from an empty
-# cache on a quiet 2-core machine, 2026-11-28: 26, 19, 18, 17, 11, 9, 9): seven groups keep two
-# workers within a few seconds of each other
+# cache on the 2-core machine, 2026-11-28 evening: 19, 17, 16, 15, 11, 9): six groups keep two
+# workers within a few seconds of each other (merged, the adaptive law's and the control cycle's
+# would save 3 s of CPU that a 30 s group loses again in waiting)
 GROUPS = {
-    "dynamics kernels": _dynamics,
+    "dynamics and control-cycle kernels (computed torque, momentum observer, collisions)":
+        _dynamics_and_control_cycle,
     "Cartesian-impedance law kernels": _cartesian_impedance,
     "operational-space law kernels": _operational_space,
     "regressor and adaptive-law kernels": _regressor_and_adaptive,
     "Stewart-platform kernels (the paper's legs)": _stewart("no_spin"),
     "Stewart-platform kernels (universal-joint legs)": _stewart("universal"),
-    "control-cycle and collision kernels": _cycle_steps_and_collisions,
 }
 
 

@@ -386,9 +386,9 @@ class AdaptiveComputedTorque(ControlLaw):
         self._estimate[:k] = np.clip(values, self._low[:k], self._high[:k])
 
 
-# CPU seconds of compiling both steps from an empty cache, the regressor's batch kernel loaded
-# (robodyn-ros compile on the quiet 2-core machine of doc/install.md)
-COMPILE_SECONDS = 9
+# CPU seconds of compiling both steps from an empty cache, the regressor's kernels compiled
+# (after them in a fresh process on the 2-core machine of doc/install.md, 2026-11-28 evening)
+COMPILE_SECONDS = 6
 
 
 def warm_up(notify=print):

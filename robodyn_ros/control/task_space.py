@@ -770,9 +770,9 @@ class CartesianImpedance(_TaskSpaceLaw):
 
 
 LAWS = {"operational_space": OperationalSpace, "cartesian_impedance": CartesianImpedance}
-# CPU seconds of compiling each law's kernels from an empty cache (robodyn-ros compile's workers on
-# the quiet 2-core machine of doc/install.md, 2026-11-28): the estimate a node gives when it compiles
-COMPILE_SECONDS = {"operational_space": 18, "cartesian_impedance": 19}
+# CPU seconds of compiling each law's kernels from an empty cache (alone in a fresh process on the
+# 2-core machine of doc/install.md, 2026-11-28 evening): the estimate a node gives when it compiles
+COMPILE_SECONDS = {"operational_space": 14, "cartesian_impedance": 15}
 
 
 def warm_up(notify=print, laws=tuple(LAWS)):

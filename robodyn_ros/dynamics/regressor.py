@@ -344,9 +344,10 @@ def payload_regressor(model, q, qd, v, a, last, friction=True):
     return tau, Yp
 
 
-# CPU seconds of compiling warm_up's kernels from an empty cache (robodyn-ros compile on the
-# quiet 2-core machine of doc/install.md): the estimate a program gives when it compiles them
-COMPILE_SECONDS = 10
+# CPU seconds of compiling warm_up's kernels from an empty cache (alone in a fresh process on the
+# 2-core machine of doc/install.md, 2026-11-28 evening): the estimate a program gives when it
+# compiles them
+COMPILE_SECONDS = 8
 
 
 def warm_up(notify=print):

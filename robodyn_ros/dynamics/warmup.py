@@ -5,9 +5,10 @@ from ..plumbing import kernels
 from .link import Link
 from .model import RobotModel
 
-# CPU seconds of compiling from an empty cache (robodyn-ros compile on the quiet 2-core machine of
-# doc/install.md): what a controller needs, what forward dynamics adds, what every_call adds
-CONTROLLER_SECONDS, FORWARD_SECONDS, EVERY_CALL_SECONDS = 7, 10, 10
+# CPU seconds of compiling from an empty cache (each warm-up alone in a fresh process on the 2-core
+# machine of doc/install.md, 2026-11-28 evening): what a controller needs, what forward dynamics
+# adds, what every_call adds
+CONTROLLER_SECONDS, FORWARD_SECONDS, EVERY_CALL_SECONDS = 4, 3, 1
 
 
 def warm_up(notify=print, forward=True, every_call=False):

@@ -4,9 +4,9 @@ import numpy as np
 from ..plumbing import kernels
 from .model import StewartPlatform
 
-# CPU seconds of compiling a leg model's kernels from an empty cache (robodyn-ros compile on the
-# quiet 2-core machine of doc/install.md); every_call adds about a quarter
-COMPILE_SECONDS = {"no_spin": 11, "universal": 9}
+# CPU seconds of compiling a leg model's kernels from an empty cache (alone in a fresh process on
+# the 2-core machine of doc/install.md, 2026-11-28 evening); every_call adds about a quarter
+COMPILE_SECONDS = {"no_spin": 7, "universal": 7}
 
 
 def warm_up(platform, notify=print, every_call=False):
