@@ -10,6 +10,12 @@ into every kernel calling it, before typing (its untyped inlining: inlining afte
 compile three times as long). It is inlined by numba itself, before LLVM: a call between
 separately compiled functions costs a call and the reference counting of every array view passed
 (about 5-15 % of a call or of a batch row; the arithmetic is the same, the results identical).
+But numba types each inlined copy again, and copies it at a cost that grows with its blocks times
+its variables: a big body inlined into several kernels is most of the compile time. So the big
+one-state kernels are compiled once and called (a batch calls them per row, forward dynamics
+calls Newton–Euler and CRBA, the adaptive law's steps the regressor's), the caller passing the
+very types they were compiled for (``as_declared``, ``as_read_only``): some 6-9 % of a batch row,
+a third of the whole compile (doc/install.md).
 Inside a loop over joints or legs, index the 2-D array (``P[i, MASS]``) instead of taking a row
 view (``P[i]``), and give an inline helper the array and the row index: every view, and every
 array an inlined helper binds, costs two atomic reference-count updates that numba's pruning
