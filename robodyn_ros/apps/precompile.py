@@ -1,5 +1,5 @@
 """``robodyn-ros compile``: compile every numba kernel of the package into numba's cache now, so
-that no node start waits for it. From an empty cache: 89-95 s of CPU in 2 workers, 46-50 s of wall
+that no node start waits for it. From an empty cache: 81-95 s of CPU in 2 workers, 43-50 s of wall
 time on a 2-core machine (2026-11-28 evening; doc/install.md has each group's figure, and what
 made it so); a second run only loads the cache (a few seconds).
 
