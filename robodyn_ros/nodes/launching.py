@@ -11,6 +11,7 @@ with security on or off. Under security, ``ros2 launch`` itself runs with
 ROS_SECURITY_ENCLAVE_OVERRIDE=/robodyn_ros/operator.
 
 Imported by launch files only (``launch`` and ``launch_ros`` come with a ROS install)."""
+import contextlib
 import threading
 import time
 
@@ -49,7 +50,7 @@ def managed_node(**node_arguments):
 
     def bring_up(context):
         context.add_completion_future(
-            context.asyncio_loop.run_in_executor(None, BringUp(context, node)))
+            context.asyncio_loop.run_in_executor(None, BringUp.launched(context, node)))
     return [node, RegisterEventHandler(OnProcessStart(target_action=node,
                                                       on_start=[OpaqueFunction(function=bring_up)]))]
 
@@ -66,36 +67,51 @@ class BringUp:
     leaves the node unconfigured, saying so here: it is activated once a configure by hand
     succeeds. Gives up when the node's process ends or launch shuts down."""
 
-    def __init__(self, context, node):
-        from launch.logging import get_logger
-        from launch_ros.ros_adapters import get_ros_node
+    def __init__(self, ros, name, ended, shut_down, log):
+        """``ros``: the rclpy node to ask through; ``name``: the lifecycle node's; ``ended``: a
+        future done once its process has ended; ``shut_down()``: whether launch shuts down."""
         from lifecycle_msgs.srv import ChangeState, GetState
 
-        self.context, self.name, self.ended = context, node.node_name, node.get_asyncio_future()
-        self.ros = get_ros_node(context)
-        self.change = self.ros.create_client(ChangeState, f"{self.name}/change_state")
-        self.get = self.ros.create_client(GetState, f"{self.name}/get_state")
-        self.log = get_logger(__name__)
+        self.ros, self.name, self.ended, self.shut_down, self.log = ros, name, ended, shut_down, log
+        self.change = ros.create_client(ChangeState, f"{name}/change_state")
+        self.get = ros.create_client(GetState, f"{name}/get_state")
+
+    @classmethod
+    def launched(cls, context, node):
+        """The bring-up of ``node`` (a LifecycleNode action) through launch's ROS node."""
+        from launch.logging import get_logger
+        from launch_ros.ros_adapters import get_ros_node
+        return cls(get_ros_node(context), node.node_name, node.get_asyncio_future(),
+                   lambda: context.is_shutdown, get_logger(__name__))
 
     def __call__(self):
-        from lifecycle_msgs.msg import State, Transition
+        from rclpy.exceptions import InvalidHandle
         try:
-            configure = self.request(Transition.TRANSITION_CONFIGURE)
-            # not when activated by hand meanwhile
-            if configure is not None and \
-                    self.configured(configure) == State.PRIMARY_STATE_INACTIVE:
-                activate = self.request(Transition.TRANSITION_ACTIVATE)
-                while activate is not None and self.running():
-                    if answered(activate, 1.0):
-                        if not activate.result().success:
-                            self.log.error(f"activate of {self.name} failed (its log says why)")
-                        return
+            self._bring_up()
+        except InvalidHandle:
+            if self.running():
+                raise
+            # Ctrl-C meanwhile: launch destroyed its ROS node, these clients with it (the error
+            # made ros2 launch exit 1)
         finally:
-            self.ros.destroy_client(self.change)
-            self.ros.destroy_client(self.get)
+            with contextlib.suppress(InvalidHandle):
+                self.ros.destroy_client(self.change)
+                self.ros.destroy_client(self.get)
+
+    def _bring_up(self):
+        from lifecycle_msgs.msg import State, Transition
+        configure = self.request(Transition.TRANSITION_CONFIGURE)
+        # not when activated by hand meanwhile
+        if configure is not None and self.configured(configure) == State.PRIMARY_STATE_INACTIVE:
+            activate = self.request(Transition.TRANSITION_ACTIVATE)
+            while activate is not None and self.running():
+                if answered(activate, 1.0):
+                    if not activate.result().success:
+                        self.log.error(f"activate of {self.name} failed (its log says why)")
+                    return
 
     def running(self) -> bool:
-        return not (self.context.is_shutdown or self.ended.done())
+        return not (self.shut_down() or self.ended.done())
 
     def request(self, transition_id):
         """The future answer to the transition, once the service is there; None if never."""
