@@ -5,16 +5,19 @@ of n Newton–Euler passes (method="strobe", a second formulation). The batch ke
 dynamics and the adaptive law's steps call the one-state kernels' single compiled versions
 (``as_declared``), not versions of their own."""
 import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-import numba
 import numpy as np
 
-from robodyn_ros.dynamics import crba, forward, layout, newton_euler
-from robodyn_ros.control import adaptive
-from robodyn_ros.dynamics import model as dynamics_model
-from robodyn_ros.dynamics import regressor
+from robodyn_ros.dynamics import layout, newton_euler
 from robodyn_ros.dynamics.counting import generic_arm
 from robodyn_ros.plumbing import kernels
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_workspace_too_large_for_the_stack_gives_the_same_numbers():
@@ -33,40 +36,58 @@ def test_a_workspace_too_large_for_the_stack_gives_the_same_numbers():
     assert np.allclose(arm.mass_matrix(q), strobe, rtol=1e-9, atol=1e-9 * np.abs(strobe).max())
 
 
-def test_a_batch_calls_the_one_state_kernel_s_one_compiled_version(model):
+ONE_VERSION = """
+import json
+import numba
+import numpy as np
+from robodyn_ros.control import adaptive
+from robodyn_ros.dynamics import crba, forward, newton_euler, regressor
+from robodyn_ros.dynamics import model as dynamics_model
+from robodyn_ros.dynamics.counting import generic_arm
+
+arm = generic_arm(6, seed=1)
+for direct in (dynamics_model._RNEA_WRENCH, dynamics_model._CRBA, dynamics_model._FORWARD_WRENCH,
+               regressor._ONE, regressor._PAYLOAD, adaptive._PAYLOAD_STEP, adaptive._BASE_STEP):
+    direct.ready()   # the versions the API's Direct calls declare
+Q, W = np.zeros((2, 6)), np.ones((2, 6))
+mode = newton_euler.GRAVITY | newton_euler.TIP_WRENCH
+for caller, args in ((newton_euler.rnea_batch, (arm.params, Q, Q, Q, W, mode, np.empty((2, 6)))),
+                     (crba.crba_batch, (arm.params, Q, np.empty((2, 6, 6)))),
+                     (forward.forward_dynamics_batch,
+                      (arm.params, Q, Q, Q, W, mode, np.empty((2, 6))))):
+    numba.njit(cache=False)(caller.py_func)(*args)   # typed anew, whatever the cache holds
+for direct in (dynamics_model._FORWARD_WRENCH, adaptive._PAYLOAD_STEP, adaptive._BASE_STEP,
+               adaptive._ANSWER):   # typed as their Direct calls them
+    numba.njit(cache=False)(direct._kernel.py_func).compile(direct._signature)
+print(json.dumps({f.py_func.__name__: len(f.signatures) for f in (
+    newton_euler.rnea, crba.crba, forward.forward_dynamics, regressor.regressor_one,
+    regressor.payload_one, adaptive.payload_step, adaptive.base_step)}))
+"""
+
+
+def test_a_caller_uses_the_one_state_kernel_s_one_compiled_version():
     """A second version of a one-state kernel would cost seconds of compiling in every process
-    that uses both paths (``robodyn-ros compile`` too): each caller is typed anew here (whatever
-    numba's cache holds), and the one-state kernels it calls have only the version the model's
-    ``Direct`` calls declare. The rows give the one-state numbers."""
+    that uses both paths (``robodyn-ros compile`` too): in a process of its own (this one's other
+    tests compile versions of their own), each caller is typed anew, and the one-state kernels it
+    calls keep the one version the API's ``Direct`` calls declare."""
+    run = subprocess.run([sys.executable, "-c", ONE_VERSION], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0, run.stderr[-3000:]
+    versions = json.loads(run.stdout.strip().splitlines()[-1])
+    assert versions == dict.fromkeys(versions, 1), versions
+
+
+def test_a_batch_row_gives_the_one_state_numbers(model):
     rng = np.random.default_rng(7)
     q, qd, qdd = rng.uniform(-1.0, 1.0, (3, 5, model.dof))
-    for direct in (dynamics_model._RNEA_WRENCH, dynamics_model._CRBA,
-                   dynamics_model._FORWARD_WRENCH):
-        direct.ready()
-    P, mode, wrenches = model.params, newton_euler.GRAVITY | newton_euler.TIP_WRENCH, np.ones((5, 6))
-    tau, M, qdd_out = np.empty((5, model.dof)), np.empty((5, model.dof, model.dof)), \
-        np.empty((5, model.dof))
-    for caller, args in ((newton_euler.rnea_batch, (P, q, qd, qdd, wrenches, mode, tau)),
-                         (crba.crba_batch, (P, q, M)),
-                         (forward.forward_dynamics_batch, (P, q, qd, qdd, wrenches, mode, qdd_out))):
-        numba.njit(cache=False)(caller.py_func)(*args)
-    for direct in (regressor._ONE, regressor._PAYLOAD, adaptive._PAYLOAD_STEP, adaptive._BASE_STEP):
-        direct.ready()
-    for direct in (dynamics_model._FORWARD_WRENCH, adaptive._PAYLOAD_STEP, adaptive._BASE_STEP,
-                   adaptive._ANSWER):   # typed as their Direct calls them
-        numba.njit(cache=False)(direct._kernel.py_func).compile(direct._signature)
-    for one_state in (newton_euler.rnea, crba.crba, forward.forward_dynamics,
-                      regressor.regressor_one, regressor.payload_one, adaptive.payload_step,
-                      adaptive.base_step):
-        assert len(one_state.signatures) == 1, (one_state, one_state.signatures)
+    wrench = np.ones(6)
+    tau, M = model.inverse_dynamics(q, qd, qdd, tip_wrench=wrench), model.mass_matrix(q)
+    qdd_out = model.forward_dynamics(q, qd, qdd, tip_wrench=wrench)
     for k in range(5):
-        assert np.array_equal(tau[k], model.inverse_dynamics(q[k], qd[k], qdd[k],
-                                                             tip_wrench=np.ones(6),
-                                                             friction=False))
+        assert np.array_equal(tau[k], model.inverse_dynamics(q[k], qd[k], qdd[k], tip_wrench=wrench))
         assert np.array_equal(M[k], model.mass_matrix(q[k]))
         assert np.array_equal(qdd_out[k], model.forward_dynamics(q[k], qd[k], qdd[k],
-                                                                 tip_wrench=np.ones(6),
-                                                                 friction=False))
+                                                                 tip_wrench=wrench))
 
 
 def test_threads_calling_one_model_get_their_own_numbers(model):
