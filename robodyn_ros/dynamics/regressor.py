@@ -264,7 +264,10 @@ def regressor_one(P, q, qd, v, a, offset, Y):
 
 @kernel
 def regressor_batch(P, q, qd, qdd, offset, Y):
-    """The identification regressor of each row of q, qd, qdd (N, n) into ``Y`` (N, n, columns)."""
+    """The identification regressor of each row of q, qd, qdd (N, n) into ``Y`` (N, n, columns).
+    Inlines ``regressor_into``, unlike the dynamics' batches that call their one-state kernel:
+    here the call's five row views, counted on arrays both cores' threads share, halved the
+    two-core batch."""
     ws = np.empty((q.shape[1], WORKSPACE_COLUMNS))
     for k in range(q.shape[0]):
         regressor_into(P, q[k], qd[k], qd[k], qdd[k], offset, ws, Y[k])
