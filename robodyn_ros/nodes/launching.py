@@ -11,6 +11,7 @@ with security on or off. Under security, ``ros2 launch`` itself runs with
 ROS_SECURITY_ENCLAVE_OVERRIDE=/robodyn_ros/operator.
 
 Imported by launch files only (``launch`` and ``launch_ros`` come with a ROS install)."""
+import contextlib
 import threading
 import time
 
@@ -84,9 +85,6 @@ class BringUp:
                    lambda: context.is_shutdown, get_logger(__name__))
 
     def __call__(self):
-        # The clients stay with launch's ROS node, which launch destroys at its end: destroyed
-        # from this thread while launch_ros's executor waited on them, they made ros2 launch
-        # abort at its exit in 5 of 8 runs (1 in 7 without, launch's own race)
         from rclpy.exceptions import InvalidHandle
         try:
             self._bring_up()
@@ -95,6 +93,10 @@ class BringUp:
                 raise
             # Ctrl-C meanwhile: launch destroyed its ROS node, these clients with it (the error
             # made ros2 launch exit 1)
+        finally:
+            with contextlib.suppress(InvalidHandle):
+                self.ros.destroy_client(self.change)
+                self.ros.destroy_client(self.get)
 
     def _bring_up(self):
         from lifecycle_msgs.msg import State, Transition
