@@ -22,7 +22,6 @@ from rclpy.node import Node  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 from robodyn_ros.dynamics import RobotModel  # noqa: E402
 from robodyn_ros.nodes.controller import ComputedTorqueController  # noqa: E402
@@ -41,8 +40,6 @@ namespaces = (f"/t{i}" for i in itertools.count())
 
 def state_points(msg):
     """[reference, feedback, error, output] of a controller state message."""
-    if JointTrajectoryControllerState is None:
-        return list(msg.points)
     return [msg.reference, msg.feedback, msg.error, msg.output]
 
 
@@ -74,12 +71,10 @@ class Rig:
         self.states = []
         self.probe.create_subscription(Float64MultiArray, f"{self.ns}/commands",
                                        self._on_command, 100)
-        # the controller state (control_msgs, or the JointTrajectory stand-in without it) as
-        # header + points [reference, feedback, error, output]
+        # the controller state as header + points [reference, feedback, error, output]
         topic = f"{self.ns}/computed_torque_controller/{STATE_TOPIC.removeprefix('~/')}"
         self.probe.create_subscription(
-            JointTrajectory if JointTrajectoryControllerState is None
-            else JointTrajectoryControllerState, topic,
+            JointTrajectoryControllerState, topic,
             lambda m: self.states.append(SimpleNamespace(header=m.header, points=state_points(m))),
             100)
         self.joint_states = self.probe.create_publisher(JointState, "joint_states", 10)

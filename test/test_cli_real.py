@@ -20,8 +20,6 @@ from ros_cli import (ROOT, Launch, Probe, doc_commands, environment, require_too
                      ros2_executable, shell)
 
 require_tools()
-pytest.importorskip("control_msgs.action", reason="control_msgs is not installed (`make` builds it "
-                    "when its source is at hand): the action commands cannot be run")
 
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402

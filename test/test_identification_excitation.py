@@ -163,7 +163,7 @@ def test_goal_file_reads_back_as_the_arrays_and_plays_back_as_the_series(tmp_pat
 
 
 def test_goal_file_is_a_follow_joint_trajectory_goal_as_ros2_action_send_goal_reads_it(tmp_path):
-    action = pytest.importorskip("control_msgs.action", reason="control_msgs is not installed")
+    import control_msgs.action as action
     set_message = pytest.importorskip("rosidl_runtime_py.set_message",   # what send_goal applies
                                       reason="rosidl_runtime_py (the ros2 CLI's) is not installed")
     set_message_fields = set_message.set_message_fields

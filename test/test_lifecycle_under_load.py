@@ -14,7 +14,6 @@ import threading
 import time
 
 import numpy as np
-import pytest
 from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState
 from sensor_msgs.msg import JointState
@@ -27,8 +26,7 @@ from robodyn_ros.plumbing.resources import find_share_file
 from conftest import JOINTS, Q0
 from ros_cli import Probe
 
-control_msgs = pytest.importorskip(
-    "control_msgs.action", reason="control_msgs is not installed: no goals to send while cycling")
+import control_msgs.action as control_msgs  # noqa: E402
 
 NODE, COMMANDS = "cycled_controller", "/cycled/commands"
 CYCLES, RECONFIGURE_EVERY = 100, 5      # 100 deactivations, 20 of them with cleanup + configure

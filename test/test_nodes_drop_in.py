@@ -22,10 +22,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from conftest import JOINTS, Q0
 
 pytestmark = pytest.mark.usefixtures("ros")
-control_msgs = pytest.importorskip(
-    "control_msgs.action", reason="control_msgs is not installed (ros-jazzy-control-msgs, or "
-    "`make` with its source at hand): the action and the controller state cannot be tested")
-FollowJointTrajectory = control_msgs.FollowJointTrajectory
+from control_msgs.action import FollowJointTrajectory  # noqa: E402
 from action_msgs.msg import GoalStatus  # noqa: E402
 from control_msgs.msg import JointTolerance  # noqa: E402
 from control_msgs.srv import QueryTrajectoryState  # noqa: E402

@@ -75,9 +75,8 @@ def test_topic_trajectory_leaves_with_efforts_on_the_controller_topic(rig, model
 
 @pytest.fixture
 def control_msgs():
-    return pytest.importorskip(
-        "control_msgs.action", reason="control_msgs is not installed (ros-jazzy-control-msgs, "
-        "or `make test` builds it from source): effort_feedforward offers no action without it")
+    import control_msgs.action
+    return control_msgs.action
 
 
 class FakeJTC:
@@ -185,18 +184,6 @@ def test_cancel_is_relayed_to_the_controller(rig, control_msgs):
     assert jtc.cancel.done()
     assert response.status == GoalStatus.STATUS_CANCELED
     assert response.result.error_string == "fake JTC canceled"
-
-
-def test_without_control_msgs_it_offers_topics_only(rig, monkeypatch):
-    """As on a machine without ros-jazzy-control-msgs (the import the module tries failed)."""
-    from rclpy.action import get_action_server_names_and_types_by_node
-
-    from robodyn_ros.nodes import feedforward as module
-    monkeypatch.setattr(module, "FollowJointTrajectory", None)
-    node = feedforward(rig)
-    rig.spin_for(0.3)
-    assert get_action_server_names_and_types_by_node(rig.probe, node.get_name(), rig.ns) == []
-    assert rig.probe.count_subscribers(f"{rig.ns}/effort_feedforward/joint_trajectory") == 1
 
 
 @pytest.mark.parametrize("spoil,reason", [

@@ -18,7 +18,6 @@ Every participant is a process of its own started with the overlay's environment
 (`. VENV/secure_dds/secure_env.sh`: the rebuilt Fast DDS and rmw); skipped, saying why, where the
 overlay is not built (`make secure`).
 """
-import importlib.util
 import json
 import os
 import subprocess
@@ -43,10 +42,7 @@ pytestmark = [
         not SECURE_ENV.is_file(),
         reason=f"the DDS-Security overlay is not built ({SECURE_ENV} missing): `make secure` builds "
                "it with build_secure_dds.sh (make SECURE_DDS=DIR; 10-13 min on 2 cores); the "
-               "ros-jazzy-* wheels' Fast DDS has no security plugins"),
-    pytest.mark.skipif(importlib.util.find_spec("control_msgs") is None,
-                       reason="control_msgs is not installed: the strangers' goal needs it "
-                              "(`make venv` builds it when its source is at hand)")]
+               "ros-jazzy-* wheels' Fast DDS has no security plugins")]
 
 
 # A domain of these tests' own, apart from the rest of the run's (conftest.py: 1 + pid % 100): an

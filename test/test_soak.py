@@ -1,9 +1,7 @@
 """The controller as it runs in service, ``robodyn-ros soak`` (issue 23 §5-6): its short form over
 real DDS, and its schedule and verdict on their own."""
-import pytest
 
 from robodyn_ros.apps import soak
-from robodyn_ros.nodes.messages import FollowJointTrajectory
 from test_fuzz import CI_STATE_TIMEOUT
 
 #: The short form: 2.5 min of soak (3 min of wall time with the start and the stop), the last
@@ -60,7 +58,6 @@ def test_the_stale_spells_are_read_from_the_controllers_log(tmp_path):
     assert stale.new() == [1795655598.5] and stale.new() == []
 
 
-@pytest.mark.skipif(FollowJointTrajectory is None, reason=soak.NO_ACTION)
 def test_a_short_soak_meets_issue_23s_goals():
     """2.5 min at 1 kHz with a goal every 2 s (simulated): after the warm-up the controller's RSS
     within 1 MB, its threads and file descriptors constant; no gap between commands over the

@@ -25,7 +25,7 @@ run). The verdict: after ``--warmup`` s the RSS stays within
 ``--rss-bound`` MB (max - min of the rows), threads and fds constant; no gap between commands over
 2 periods + the watchdog's bound (``robodyn_ros.apps.fuzz.observer.gap_bound``; measured in this
 process, so its own stalls count too); every goal's outcome the expected one; both nodes alive.
-Exit 0 when it holds, 1 when not, 2 without control_msgs. SIGINT ends the run early, reported.
+Exit 0 when it holds, 1 when not. SIGINT ends the run early, reported.
 """
 from __future__ import annotations
 
@@ -49,7 +49,6 @@ from .fuzz.observer import CONTROLLER, STATE_TIMEOUT, gap_bound, start_arm
 from .fuzz.run import STARTUP_TIMEOUT
 from .processes import NodeProcesses, cpu_seconds, loopback_dds, spin_until, status_kb
 
-NO_ACTION = "control_msgs is not importable here: no FollowJointTrajectory goals, no soak"
 MOVE = (0.3, -0.2, -0.3, 0.4, 0.3, 0.5)  # rad: the second pose, from Q0 (within every limit)
 GOAL_TOLERANCE = 0.01      # rad, every joint: reached means there
 GOAL_TIME_TOLERANCE = 0.5  # s after the last point to get there (else GOAL_TOLERANCE_VIOLATED)
@@ -270,19 +269,11 @@ def _machine(before, after) -> dict:
 
 
 # ------------------------------------------------------------------------------------ the run
-def action_available() -> bool:
-    """Whether control_msgs' FollowJointTrajectory imports (DDS set up first: rclpy comes too)."""
-    loopback_dds()
-    from robodyn_ros.nodes.messages import FollowJointTrajectory
-    return FollowJointTrajectory is not None
-
-
 def run(duration=3600.0, warmup=120.0, goal_period=2.0, interval=60.0, rss_bound_mb=1.0,
         state_timeout=STATE_TIMEOUT, logs=None, progress=print, write=None) -> dict:
     """Start the nodes, soak, stop them; the report as a dict (``write(report)`` after each
     row too). The nodes' logs go to ``logs`` (kept) or to a temporary directory."""
-    if not action_available():   # which also sets DDS up before anything imports rclpy
-        raise RuntimeError(NO_ACTION)
+    loopback_dds()   # before anything imports rclpy
     from robodyn_ros.dynamics import warm_up
     from robodyn_ros.plumbing.resources import find_share_file
 
@@ -453,9 +444,6 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     write = (lambda r: Path(args.json).write_text(json.dumps(r, indent=1) + "\n")) \
         if args.json else None
-    if not action_available():
-        print(f"error: {NO_ACTION}", file=sys.stderr)
-        return 2
     report = run(args.duration, args.warmup, args.goal_period, args.interval, args.rss_bound,
                  args.state_timeout, logs=args.logs, write=write)
     if write is not None:

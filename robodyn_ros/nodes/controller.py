@@ -36,7 +36,7 @@ from .controller_state import ControllerStatePublisher
 from .estimates import EstimatesInterface, carry_over, drift
 from .lifecycle import SUCCESS, ManagedNode
 from .process import spin
-from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, JointStateReader, trajectory_from_serialized,
+from .messages import (JointStateReader, trajectory_from_serialized,
                        trajectory_sizes)
 from .serialized import SerializedFloat64MultiArray, Time
 from .trajectory_action import DEACTIVATED, TrajectoryAction
@@ -119,13 +119,10 @@ class ComputedTorqueController(ManagedNode):
             self, self.loop, chain.root_link, p["external_torque_rate"], self._abort))
         self.own(WatchdogThread(self, self.loop, self._lock, self._on_stale,
                                 max(p["state_timeout"] / 10.0, 1e-3)))
-        if FollowJointTrajectory is None:
-            self.get_logger().warning(NO_CONTROL_MSGS)
-        else:
-            if self._action is None:  # one for the node's life (TrajectoryAction says why)
-                self._action = TrajectoryAction(self)
-            self._action.attach(self.loop, Tolerances.from_parameters(p, order.dof),
-                                1.0 / p["action_monitor_rate"])
+        if self._action is None:  # one for the node's life (TrajectoryAction says why)
+            self._action = TrajectoryAction(self)
+        self._action.attach(self.loop, Tolerances.from_parameters(p, order.dof),
+                            1.0 / p["action_monitor_rate"])
         cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
         source = p["urdf_file"] or ("robot_description parameter" if p["robot_description"].strip()
                                     else "/robot_description")

@@ -1,7 +1,6 @@
 """The controller's state as ros2_controllers publishes it: ``~/controller_state``
 (control_msgs/JointTrajectoryControllerState: reference, feedback, error, output, in ``joints``
-order). Without control_msgs the same four JointTrajectoryPoints go out as the points of a
-trajectory_msgs/JointTrajectory on ``~/state`` (doc/computed_torque_controller.md).
+order).
 
 The message is kept serialized (``SerializedState``) and published only while somebody listens
 (checked with every diagnostics report)."""
@@ -10,23 +9,18 @@ from __future__ import annotations
 import array
 
 import numpy as np
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectoryPoint
 
 from ..control.cycle_steps import STATE_INTO
 from .messages import JointTrajectoryControllerState
 from .serialized import located, markers, serialized, write_stamp
 
-TOPIC = "~/state" if JointTrajectoryControllerState is None else "~/controller_state"
+TOPIC = "~/controller_state"
 
 
 # the fields written every cycle: (point, field) in the order of ``SerializedState.write``
 _FIELDS = ((0, "positions"), (0, "velocities"), (0, "accelerations"), (1, "positions"),
            (1, "velocities"), (2, "positions"), (2, "velocities"), (3, "effort"))
-
-
-def _message_type():
-    return JointTrajectory if JointTrajectoryControllerState is None \
-        else JointTrajectoryControllerState
 
 
 class SerializedState:
@@ -36,12 +30,8 @@ class SerializedState:
     cost ~70 us)."""
 
     def __init__(self, joints):
-        points = [JointTrajectoryPoint() for _ in range(4)]
-        if JointTrajectoryControllerState is None:
-            msg = JointTrajectory(joint_names=list(joints), points=points)
-        else:
-            msg = JointTrajectoryControllerState(joint_names=list(joints))
-            points = [msg.reference, msg.feedback, msg.error, msg.output]
+        msg = JointTrajectoryControllerState(joint_names=list(joints))
+        points = [msg.reference, msg.feedback, msg.error, msg.output]
         values = markers(len(_FIELDS), len(joints))
         for (point, field), v in zip(_FIELDS, values):
             setattr(points[point], field, array.array("d", v))
@@ -76,17 +66,17 @@ class ControllerStatePublisher:
     @staticmethod
     def message_type():
         """The state's message type (for a listener)."""
-        return _message_type()
+        return JointTrajectoryControllerState
 
     @staticmethod
     def output(msg) -> JointTrajectoryPoint:
         """The output point (the command sent) of a state message."""
-        return msg.points[3] if JointTrajectoryControllerState is None else msg.output
+        return msg.output
 
     def __init__(self, node, joints):
         self._node = node
         self._state = SerializedState(joints)
-        self._publisher = node.create_publisher(_message_type(), TOPIC, 10)
+        self._publisher = node.create_publisher(JointTrajectoryControllerState, TOPIC, 10)
         self.listened = True
 
     @property

@@ -3,7 +3,7 @@
 For users who keep ros2_control's real-time loop. A trajectory on ``~/joint_trajectory`` leaves on
 ``<controller_name>/joint_trajectory`` with every point's ``effort`` set to NE(q, q̇, q̈) of that
 point (:class:`robodyn_ros.control.feedforward.EffortFeedforward`), its other fields unchanged.
-With control_msgs installed, the action ``~/follow_joint_trajectory`` does the same for a goal's
+The action ``~/follow_joint_trajectory`` does the same for a goal's
 trajectory and forwards the goal to ``<controller_name>/follow_joint_trajectory``, relaying
 feedback, cancel and result. JTC with the ``effort`` command interface adds the efforts to its
 PID; its configuration: doc/effort_feedforward.md.
@@ -27,7 +27,7 @@ from .parameters import node_schema
 from .process import spin
 from .common import OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters
 from .description import load_model, when_described
-from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message
+from .messages import FollowJointTrajectory, trajectory_from_message
 
 NAME = "effort_feedforward"
 
@@ -58,20 +58,16 @@ class EffortFeedforwardNode(Node):
                                                 f"{controller}/joint_trajectory", 10)
         self.create_subscription(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, 10)
         self._target = target = self.resolve_topic_name(f"{controller}/follow_joint_trajectory")
-        if FollowJointTrajectory is None:
-            self.get_logger().warning(NO_CONTROL_MSGS)
-        else:
-            self._controller = ActionClient(self, FollowJointTrajectory, target)
-            self._downstream = {}  # our goal id -> the controller's goal handle
-            self._server = ActionServer(
-                self, FollowJointTrajectory, "~/follow_joint_trajectory",
-                execute_callback=self._execute, goal_callback=self._on_goal,
-                cancel_callback=self._on_cancel)
+        self._controller = ActionClient(self, FollowJointTrajectory, target)
+        self._downstream = {}  # our goal id -> the controller's goal handle
+        self._server = ActionServer(
+            self, FollowJointTrajectory, "~/follow_joint_trajectory",
+            execute_callback=self._execute, goal_callback=self._on_goal,
+            cancel_callback=self._on_cancel)
         Diagnostics(self, self._report, p["diagnostic_period"])
         self.get_logger().info(
             f"Newton-Euler efforts ({'with' if self.core.friction else 'without'} friction) for "
-            f"joints {self.model.joint_names} into {self._publisher.topic_name}"
-            + ("" if FollowJointTrajectory is None else f" and the action {target}"))
+            f"joints {self.model.joint_names} into {self._publisher.topic_name} and the action {target}")
 
     # ------------------------------------------------------------------ filling
     def _fill(self, msg: JointTrajectoryMsg) -> bool:

@@ -1,8 +1,10 @@
 """Messages shared by the nodes: the one trajectory_msgs/JointTrajectory conversion to and from the
 ROS-free :class:`~robodyn_ros.control.JointTrajectory`, and the one place control_msgs is imported.
 
-control_msgs is not on PyPI (a ROS machine has ros-jazzy-control-msgs from apt; ``make`` builds it
-into the venv when its source is at hand). Without it the nodes run with topics only and say so.
+control_msgs is on no package registry: a ROS machine has ros-jazzy-control-msgs from apt, and on
+the pip route ``make`` builds the project's own definitions of the five interfaces used here
+(interfaces/control_msgs: Jazzy's field layout, so the same type hashes) into the venv. The nodes
+need it: without it they do not start, and say how to get it.
 """
 from __future__ import annotations
 
@@ -16,15 +18,15 @@ from ..control.cycle_steps import TAKE_SERIALIZED_STATE
 from .common import stamp_parts, stamp_seconds
 from .serialized import Time, read_stamp
 
-try:
-    from control_msgs.action import FollowJointTrajectory
-    from control_msgs.msg import JointTrajectoryControllerState
-    from control_msgs.srv import QueryTrajectoryState
-except ImportError:  # a machine without control_msgs: topics only
-    FollowJointTrajectory = JointTrajectoryControllerState = QueryTrajectoryState = None
-
-NO_CONTROL_MSGS = ("control_msgs is not installed (ros-jazzy-control-msgs; `make` builds it into "
-                   ".venv): topics only, no FollowJointTrajectory action")
+try:  # the package's one control_msgs import: the nodes take these three from here
+    from control_msgs.action import FollowJointTrajectory  # noqa: F401
+    from control_msgs.msg import JointTrajectoryControllerState  # noqa: F401
+    from control_msgs.srv import QueryTrajectoryState  # noqa: F401
+except ImportError as exc:
+    raise ImportError(
+        f"control_msgs is not importable ({exc}): on a ROS install, apt install "
+        "ros-jazzy-control-msgs and source /opt/ros/jazzy/setup.bash; on the pip route, `make venv` "
+        "builds the package's own (interfaces/control_msgs) into .venv (doc/install.md)") from exc
 
 
 def trajectory_from_message(msg) -> tuple[JointTrajectory, float]:

@@ -231,8 +231,10 @@ class User:
                              "the reconfigured controller")
 
     def excite(self, trajectory, bag):
-        """Send ``trajectory`` as a FollowJointTrajectory goal (the ~/joint_trajectory topic where
-        control_msgs is missing) while recording the loop into ``bag``; back when it has ended."""
+        """Send ``trajectory`` as a FollowJointTrajectory goal while recording the loop into
+        ``bag``; back when it has ended."""
+        from rclpy.action import ActionClient
+
         from robodyn_ros.nodes.messages import FollowJointTrajectory, trajectory_message
 
         bag_recorder = recorder(self.loop.node, bag)
@@ -242,31 +244,24 @@ class User:
             start = self.loop.now + LEAD_IN
             msg = trajectory_message(trajectory, start)
             end = start + float(trajectory.times[-1])
-            outcome = None
-            if FollowJointTrajectory is None:
-                print("  control_msgs is missing: sent on ~/joint_trajectory instead")
-                self.loop.trajectory_pub.publish(msg)
-            else:
-                from rclpy.action import ActionClient
-                client = ActionClient(self.loop.node, FollowJointTrajectory,
-                                      f"/{CONTROLLER}/follow_joint_trajectory")
-                self.loop.spin_until(client.server_is_ready, STARTUP_TIMEOUT, "the action server")
-                goal = FollowJointTrajectory.Goal(trajectory=msg)
-                # on the nominal model the arm may not settle within the default tolerances:
-                # the goal then ends (aborted) instead of waiting for ever
-                goal.goal_time_tolerance.sec = GOAL_TIME
-                sent = client.send_goal_async(goal)
-                self.loop.spin_until(sent.done, STARTUP_TIMEOUT, "the goal's acceptance")
-                if not sent.result().accepted:
-                    raise RuntimeError("the controller rejected the excitation goal: see its log "
-                                       f"{self.loop.procs.log(CONTROLLER)}")
-                outcome = sent.result().get_result_async()
+            client = ActionClient(self.loop.node, FollowJointTrajectory,
+                                  f"/{CONTROLLER}/follow_joint_trajectory")
+            self.loop.spin_until(client.server_is_ready, STARTUP_TIMEOUT, "the action server")
+            goal = FollowJointTrajectory.Goal(trajectory=msg)
+            # on the nominal model the arm may not settle within the default tolerances:
+            # the goal then ends (aborted) instead of waiting for ever
+            goal.goal_time_tolerance.sec = GOAL_TIME
+            sent = client.send_goal_async(goal)
+            self.loop.spin_until(sent.done, STARTUP_TIMEOUT, "the goal's acceptance")
+            if not sent.result().accepted:
+                raise RuntimeError("the controller rejected the excitation goal: see its log "
+                                   f"{self.loop.procs.log(CONTROLLER)}")
+            outcome = sent.result().get_result_async()
             record(self.loop.executor, self.loop.procs, lambda: self.loop.now, start,
                    end - start + GOAL_TIME, "excitation", LEAD_IN)
-            if outcome is not None:
-                self.loop.spin_until(outcome.done, STARTUP_TIMEOUT, "the goal's result")
-                result = outcome.result().result
-                print(f"\n  goal ended: error_code {result.error_code} {result.error_string!r}")
+            self.loop.spin_until(outcome.done, STARTUP_TIMEOUT, "the goal's result")
+            result = outcome.result().result
+            print(f"\n  goal ended: error_code {result.error_code} {result.error_string!r}")
             print()
         finally:
             bag_recorder.close()

@@ -62,7 +62,6 @@ def observe(args=None) -> int:
 
     from robodyn_ros.nodes.controller_state import TOPIC
     from robodyn_ros.nodes.messages import JointTrajectoryControllerState
-    from trajectory_msgs.msg import JointTrajectory
 
     stop = []
     signal.signal(signal.SIGINT, lambda *_: stop.append(True))
@@ -111,8 +110,7 @@ def observe(args=None) -> int:
     def on_controller_state(msg):
         figures["controller_states"] += 1
         stamp_step("controller_state", msg.header.stamp)
-        points = ([msg.reference, msg.feedback, msg.error, msg.output]
-                  if JointTrajectoryControllerState is not None else msg.points)
+        points = [msg.reference, msg.feedback, msg.error, msg.output]
         finite("controller_state", *(getattr(p, f) for p in points
                                      for f in ("positions", "velocities", "accelerations",
                                                "effort")))
@@ -134,8 +132,7 @@ def observe(args=None) -> int:
     sub = node.create_subscription
     sub(Float64MultiArray, "/effort_controller/commands", on_command, 1000)
     sub(JointState, "/joint_states", on_joint_state, 1000, raw=True)
-    sub(JointTrajectory if JointTrajectoryControllerState is None
-        else JointTrajectoryControllerState, f"/{CONTROLLER}/{TOPIC.removeprefix('~/')}",
+    sub(JointTrajectoryControllerState, f"/{CONTROLLER}/{TOPIC.removeprefix('~/')}",
         on_controller_state, 1000)
     sub(Float64MultiArray, f"/{STEWART}/actuator_forces", on_forces("actuator_forces"), 100)
     sub(Float64MultiArray, f"/{STEWART}/static_forces", on_forces("static_forces"), 100)
