@@ -47,8 +47,11 @@ setup(
         # threadpoolctl keeps BLAS on one thread for the excitation's small matrices (2-7x faster)
         "identify": ["rosbags>=0.10", "scipy>=1.10", "threadpoolctl>=3"],
         # example-robot-data: vendor URDFs (UR, Panda, Talos, ANYmal) compared with Pinocchio
-        "test": ["pytest", "pin", "matplotlib", "ruff", "mujoco>=4.0", "example-robot-data>=6",
-                 "rosbags>=0.10", "scipy>=1.10", "threadpoolctl>=3"],
+        # pytest-timeout: a hung test fails with its stack instead of hanging the run; lxml: the
+        # SROS2 policy validated against its schema (config/policy.xsd) without sros2
+        "test": ["pytest", "pytest-timeout", "pin", "matplotlib", "ruff", "mujoco>=4.0",
+                 "example-robot-data>=6", "rosbags>=0.10", "scipy>=1.10", "threadpoolctl>=3",
+                 "lxml"],
     },
     zip_safe=True,
     maintainer="robodyn_ros maintainers",

@@ -26,9 +26,8 @@ _MODULES = ("ros2cli", "ros2launch", "launch_ros", "launch_testing", "ros2lifecy
 
 def missing_tools() -> str:
     """Why the ros2 CLI and ros2 launch cannot run this package here; '' when they can."""
-    how = ("`make venv` installs launch, launch_ros and the ros2 CLI into .venv when their Jazzy "
-           "sources are at hand (make ROS_TOOLS=DIR); on a ROS machine, source "
-           "/opt/ros/jazzy/setup.bash and the workspace")
+    how = ("they come with a ROS 2 install (on no package registry): source "
+           "/opt/ros/jazzy/setup.bash, then `make venv` makes .venv an ament prefix of this checkout")
     if ros2_executable() is None:
         return f"the ros2 command line is not installed: {how}"
     absent = [m for m in _MODULES if importlib.util.find_spec(m) is None]

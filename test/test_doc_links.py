@@ -116,8 +116,8 @@ def repository_files():
     return [ROOT / name for name in sorted(set(listed.splitlines())) if (ROOT / name).is_file()]
 
 
-# The one pointer allowed out: where `make` finds control_msgs' source to build it into the venv
-# when it is missing (an optional build input, overridable with make CONTROL_MSGS=DIR).
+# The one pointer allowed out: where `make` finds build_interfaces.sh, which builds the package's
+# own control_msgs into the venv when none imports (make BUILD_INTERFACES=PATH overrides it).
 ALLOWED = {("Makefile", "../shared")}
 
 

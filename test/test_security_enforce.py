@@ -14,9 +14,9 @@ parameter service nor the action server is ever ready to them; the operator, wat
 arm hold its start, kp unchanged and no other writer named on /diagnostics. Then the operator's own
 enclave does what the strangers could not (the positive control: the same requests do reach).
 
-Every participant is a process of its own started with the overlay's environment
-(`. VENV/secure_dds/secure_env.sh`: the rebuilt Fast DDS and rmw); skipped, saying why, where the
-overlay is not built (`make secure`).
+Every participant is a process of its own, in this process's environment: a ROS 2 install's Fast
+DDS, which has the security plugins, and its sros2. Skipped, saying why, where they are missing
+(the pip route: the wheels' Fast DDS has no security plugins, and sros2 is on no registry).
 """
 import json
 import os
@@ -27,22 +27,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from robodyn_ros.nodes.security import security_missing
+
 from conftest import URDF
 
 ROOT = Path(__file__).resolve().parents[1]
-SECURE_ENV = Path(sys.prefix) / "secure_dds" / "secure_env.sh"
 PROBE = Path(__file__).with_name("secure_probe.py")
 STRANGE_FOR = 10.0   # s each stranger tries
 WATCH_FOR = 25.0     # s the operator watches (the strangers' discovery and tries within)
 Q0 = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
 START = 120          # s: a generous deadline for a process on a loaded 2-core machine
 
-pytestmark = [
-    pytest.mark.skipif(
-        not SECURE_ENV.is_file(),
-        reason=f"the DDS-Security overlay is not built ({SECURE_ENV} missing): `make secure` builds "
-               "it with build_secure_dds.sh (make SECURE_DDS=DIR; 10-13 min on 2 cores); the "
-               "ros-jazzy-* wheels' Fast DDS has no security plugins")]
+pytestmark = [pytest.mark.skipif(bool(security_missing()), reason=security_missing())]
 
 
 # A domain of these tests' own, apart from the rest of the run's (conftest.py: 1 + pid % 100): an
@@ -52,13 +48,12 @@ DOMAIN = str(101 + os.getpid() % 100)
 
 
 def secured(args, log: Path, **security) -> subprocess.Popen:
-    """``python args...`` with the overlay's environment and ``security`` (ROS_SECURITY_*) set, on
-    this module's DOMAIN (the keystore's keys carry it)."""
+    """``python args...`` with ``security`` (ROS_SECURITY_*) set, on this module's DOMAIN (the
+    keystore's keys carry it)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROS_SECURITY_")}
     env.update(PYTHONPATH=os.pathsep.join([str(ROOT), str(PROBE.parent)]),
                PYTHONWARNINGS="ignore", ROS_DOMAIN_ID=DOMAIN, **security)
-    return subprocess.Popen(["bash", "-c", '. "$0" && exec "$@"', str(SECURE_ENV),
-                             sys.executable, *map(str, args)],
+    return subprocess.Popen([sys.executable, *map(str, args)],
                             env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 

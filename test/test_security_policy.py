@@ -14,6 +14,7 @@ only the operator may call the nodes' services or send them goals.
 import os
 import time
 import warnings
+from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
@@ -50,6 +51,7 @@ def test_sros2_signs_every_enclave_with_the_permissions_read_here(tmp_path, gran
         for signed in ("cert.pem", "key.pem", "permissions.p7s", "governance.p7s",
                        "identity_ca.cert.pem", "permissions_ca.cert.pem"):
             assert (folder / signed).is_file(), (name, signed)
+        assert (folder / "key.pem").stat().st_mode & 0o777 == 0o600, name
         root = ElementTree.parse(folder / "permissions.xml").getroot()
         (rule,) = [g for g in root.iter("grant")]
         assert rule.findtext("subject_name") == f"CN={name}"
@@ -76,12 +78,25 @@ def test_every_profile_has_what_every_rclpy_node_needs(grants):
                 assert grant.may("subscribe", f"rq{node}/{service}Request"), (node, service)
 
 
+def test_the_policy_is_valid_in_the_sros2_policy_format():
+    """Read with lxml against the format's schema (test/sros2_policy.xsd), sros2 or not: a
+    misspelt element, a rule that is neither ALLOW nor DENY or a profile without its node fails
+    here, where sros2 would refuse the policy when making the keystore."""
+    from lxml import etree
+    schema = etree.XMLSchema(etree.parse(str(Path(__file__).with_name("sros2_policy.xsd"))))
+    policy = etree.parse(str(find_share_file(POLICY)))
+    assert schema.validate(policy), schema.error_log
+    bad = etree.fromstring(etree.tostring(policy))
+    bad.find(".//topics").set("publish", "YES")
+    assert not schema.validate(bad)
+
+
 def sros2_keystore():
     try:
         from sros2 import keystore
     except ImportError as exc:
-        pytest.skip(f"sros2 is not importable ({exc}): `make secure` (build_secure_dds.sh) "
-                    "installs it; a ROS install has ros-jazzy-sros2")
+        pytest.skip(f"sros2 is not importable ({exc}): it comes with a ROS 2 install "
+                    "(ros-jazzy-sros2), on no package registry")
     return keystore
 
 
@@ -94,6 +109,25 @@ def test_the_keystore_command_names_what_it_refuses(tmp_path, capsys):
     assert f"{tmp_path} is not empty and no keystore" in capsys.readouterr().err
 
 
+def test_the_private_keys_are_left_readable_by_their_owner_only(tmp_path):
+    """On the files whatever made them: sros2's layout, written with a 0644 umask."""
+    files = ["private/ca.key.pem", "private/ca.cert.pem", "enclaves/robodyn_ros/operator/key.pem",
+             "enclaves/robodyn_ros/operator/cert.pem", "enclaves/robodyn_ros/operator/permissions.p7s",
+             "enclaves/robodyn_ros/computed_torque_controller/key.pem", "public/ca.cert.pem"]
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+        (tmp_path / name).chmod(0o644)
+    protected = security_command.protect_private_keys(tmp_path)
+    mode = {name: (tmp_path / name).stat().st_mode & 0o777 for name in files}
+    assert {p.relative_to(tmp_path).as_posix() for p in protected} == \
+        {n for n in files if n.startswith("private/") or n.endswith("key.pem")}
+    assert all(mode[n] == 0o600 for n in files if n.startswith("private/") or n.endswith("key.pem"))
+    assert all(mode[n] == 0o644 for n in files if n.endswith(("cert.pem", ".p7s")) and
+               not n.startswith("private/"))   # certificates and permissions stay readable
+    assert (tmp_path / "private").stat().st_mode & 0o777 == 0o700
+
+
 # ---------------------------------------------------------------------------- the claims
 def test_only_the_controller_may_publish_efforts(grants):
     assert [e for e, g in grants.items() if g.may("publish", COMMAND)] == \
@@ -102,7 +136,8 @@ def test_only_the_controller_may_publish_efforts(grants):
 
 def test_only_the_operator_may_call_the_nodes_services_and_send_goals(grants):
     """A request (a parameter change, a lifecycle transition, ~/enable, a goal: all requests on
-    DDS) to one of the package's nodes is granted to the operator only."""
+    DDS) to one of the package's nodes is granted to the operator only (and the managed nodes'
+    transitions to the launcher)."""
     requests = {f"rq/{node}/{service}Request" for node in PACKAGE_NODES for service in (
         "set_parameters", "set_parameters_atomically")} | {f"rq/{service}Request" for service in (
             "computed_torque_controller/change_state", "stewart_platform/change_state",
@@ -114,6 +149,8 @@ def test_only_the_operator_may_call_the_nodes_services_and_send_goals(grants):
         asked = {r for r in requests if grant.may("publish", r)}
         if name == enclave("operator"):
             assert asked == requests
+        elif name == enclave("launcher"):   # the bring-up's transitions (the test below)
+            assert asked == {r for r in requests if r.endswith("/change_stateRequest")}
         else:
             assert not asked, name
             assert not {p for p in grant.publish if p.startswith("rq/") and
@@ -220,4 +257,24 @@ def test_every_node_keeps_to_its_enclave(start, grants):
 def test_every_enclave_is_one_of_the_package(grants):
     assert all(name.startswith(ENCLAVES) for name in grants)
     nodes = {e.removeprefix(ENCLAVES) for e in grants}
-    assert nodes == {*PACKAGE_NODES, "puma560_demo", "stewart_demo", "operator"}
+    assert nodes == {*PACKAGE_NODES, "puma560_demo", "stewart_demo", "operator", "launcher"}
+
+
+MANAGED = ("computed_torque_controller", "stewart_platform")
+
+
+def test_the_launcher_may_bring_the_managed_nodes_up_and_nothing_more(grants):
+    """ros2 launch on the robot runs in /robodyn_ros/launcher: what BringUp asks (change_state,
+    get_state) and launch_ros's LifecycleNode follows (transition_event), and not one request
+    more: no parameter, no goal, no ~/enable, no set point, no effort."""
+    launcher = grants[enclave("launcher")]
+    for node in MANAGED:
+        for service in ("change_state", "get_state"):
+            assert launcher.may("publish", f"rq/{node}/{service}Request")
+            assert launcher.may("subscribe", f"rr/{node}/{service}Reply")
+        assert launcher.may("subscribe", f"rt/{node}/transition_event")
+    requests = {p for p in launcher.publish if p.startswith("rq/")}
+    assert requests == {f"rq/{node}/{service}Request" for node in MANAGED
+                        for service in ("change_state", "get_state")}
+    assert not {p for p in launcher.publish if p.startswith("rt/")} - {
+        "rt/rosout", "rt/parameter_events"}

@@ -6,6 +6,9 @@ test that every node keeps to its enclave. No sros2 and no rclpy here: the launc
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
@@ -15,6 +18,27 @@ from ..plumbing.resources import find_share_file
 POLICY = "config/robodyn_ros.policy.xml"
 #: every enclave of the package is /robodyn_ros/<the node's name>
 ENCLAVES = "/robodyn_ros/"
+
+
+def security_missing() -> str:
+    """Why DDS-Security cannot run here, or '' when it can: sros2 must import (the keystore) and
+    the Fast DDS that rmw_fastrtps loads must carry its security plugins. A ROS 2 install has
+    both; the ros-jazzy-* wheels of the pip route have neither (their Fast DDS is built without
+    security, which refuses an enclave with "This Fast DDS version doesn't have the security
+    libraries"). The plugins are looked for as Fast DDS names its authentication plugin."""
+    if importlib.util.find_spec("sros2") is None:
+        return "sros2 is not importable: DDS-Security needs a ROS 2 install (doc/security.md)"
+    folders = [*os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep), f"{sys.prefix}/lib",
+               *(f"{p}/lib" for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep))]
+    libraries = [lib for folder in folders if folder and Path(folder).is_dir()
+                 for lib in Path(folder).glob("libfast[dr]*.so*") if lib.name.startswith(
+                     ("libfastrtps.so", "libfastdds.so")) and not lib.is_symlink()]
+    if not libraries:
+        return "no Fast DDS library (libfastrtps / libfastdds) on the library path"
+    if not any(b"builtin.PKI-DH" in lib.read_bytes() for lib in libraries):
+        return (f"the Fast DDS here ({libraries[0]}) has no security plugins: the ros-jazzy-* "
+                "wheels' is built without them; a ROS 2 install's has them (doc/security.md)")
+    return ""
 
 
 def enclave(node: str) -> str:

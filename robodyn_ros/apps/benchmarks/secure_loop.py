@@ -1,11 +1,11 @@
 """What DDS-Security costs the 1 kHz loop: the latency benchmark's driver and controller
 (``benchmarks.latency``: a stamped JointState every millisecond, the controller answering each with
 its command; latency = the command's arrival - the state's publication) run with security off and
-under Enforce, alternately, in one run, on the same libraries (the overlay's Fast DDS, built with
-security, used without it); then the 004 §5 demo at 1 kHz (``demo.run_once``) under Enforce, each
+under Enforce, alternately, in one run, on the same libraries (a ROS install's Fast DDS, built
+with security, used without it); then the 004 §5 demo at 1 kHz (``demo.run_once``) under Enforce, each
 node in its enclave, against the 004 bound.
 
-    . .venv/secure_dds/secure_env.sh
+    source /opt/ros/jazzy/setup.bash     # DDS-Security needs a ROS 2 install (doc/security.md)
     python -m robodyn_ros.apps.benchmarks.secure_loop [--duration 15] [--rounds 2] [--json FILE]
 
 The keystore (a temporary one) is the shipped policy's plus one enclave of this benchmark's own,
@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...nodes.security import security_missing
 from ..processes import NodeProcesses, loopback_dds
 
 DRIVER = "/robodyn_ros_bench/driver"
@@ -129,9 +130,9 @@ def main(argv=None) -> int:
     parser.add_argument("--no-demo", action="store_true", help="skip the secured demo run")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    if os.environ.get("_ROS_WHEELS_BOOTSTRAP_COMPLETE") != "1" and not Path("/opt/ros").is_dir():
-        print("run it under the overlay's environment: . .venv/secure_dds/secure_env.sh "
-              "(doc/security.md)", file=sys.stderr)
+    missing = security_missing()
+    if missing:
+        print(f"secure_loop: {missing}", file=sys.stderr)
         return 2
     loopback_dds()
     os.environ.setdefault("PYTHONWARNINGS", "ignore")   # sros2 0.13 and cryptography 44
