@@ -8,7 +8,8 @@ so that launch alone drives it; a failed configure leaves it unconfigured, sayin
 Every node gets ``--enclave /robodyn_ros/<name>`` (config/robodyn_ros.policy.xml,
 doc/security.md): used when ROS_SECURITY_ENABLE=true, ignored otherwise, so the same launch runs
 with security on or off. Under security, ``ros2 launch`` itself runs with
-ROS_SECURITY_ENCLAVE_OVERRIDE=/robodyn_ros/operator.
+ROS_SECURITY_ENCLAVE_OVERRIDE=/robodyn_ros/launcher, which may bring the managed nodes up and
+nothing more.
 
 Imported by launch files only (``launch`` and ``launch_ros`` come with a ROS install)."""
 import contextlib
@@ -26,7 +27,7 @@ def package_node(**node_arguments):
 
 def _in_enclave(node_arguments):
     """``--enclave``, and the same as ROS_SECURITY_ENCLAVE_OVERRIDE, which rcl prefers to it: the
-    launch process itself runs in the operator's enclave through that variable (its node drives
+    launch process itself runs in the launcher's enclave through that variable (its node drives
     the lifecycle), and its children would inherit it."""
     name = enclave(node_arguments["name"])
     node_arguments["ros_arguments"] = [*node_arguments.get("ros_arguments", []),
