@@ -111,6 +111,11 @@ class CollisionGuard:
         return known is None and self.event is not None
 
     @property
+    def moved(self) -> bool:
+        """Whether this cycle moved the standing collision's isolation to a later link."""
+        return self.detector is not None and self.detector.moved
+
+    @property
     def reacting(self) -> bool:
         """Whether the reaction's torque replaces the law's (float, reflex)."""
         return self.event is not None and self.reaction in FLOATING

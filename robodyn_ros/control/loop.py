@@ -200,6 +200,7 @@ class ControlLoop:
         self.on_joint_reference: Callable[[], None] = lambda: None
         # called with the CollisionEvent in the cycle that detects a collision
         self.on_collision: Callable[[Any], None] = lambda event: None
+        self.on_isolation: Callable[[Any], None] = lambda event: None   # the event, moved on
         self.collisions = 0
         self._applied = np.zeros(n)  # the torque the last cycle commanded (chain order)
         self.time = 0.0  # the last cycle's time on the reference clock
@@ -606,6 +607,8 @@ class ControlLoop:
         if guard.observe(t, self.q, self.qd, self._applied):
             self._collision()
             self.reference = self._reference_at(t)
+        elif guard.moved:
+            self.on_isolation(guard.event)
         return guard if guard.reacting else law
 
     def _command_by(self, law, reference, dt: float, start: float) -> Command:
