@@ -280,6 +280,11 @@ def model_links(m) -> set:
     return {m.body(m.jnt_bodyid[j]).name for j in range(m.njnt)}
 
 
+def links_order(link: str) -> int:
+    """A Panda link's place in the chain (panda_linkN: N)."""
+    return int(link.removeprefix("panda_link"))
+
+
 RULES = ("following", "window", "line_of_action", "both")
 
 
@@ -287,19 +292,22 @@ def table(scenes=SCENES, reactions=("none", "stop", "float", "reflex")) -> tuple
     """Every scene with every reaction: the runs, and the table doc/collisions.md shows."""
     runs = [run_scene(s, reaction) | {"reaction": reaction} for s in scenes for reaction in reactions]
     short = lambda link: (link or "-").replace("panda_", "")   # noqa: E731
-    lines = [f"{'scene':32s}{'reaction':9s}{'touched':>8s}{'delay':>7s}{'follows':>9s}{'after':>8s}"
+    lines = [f"{'scene':34s}{'reaction':9s}{'touched':>8s}{'delay':>7s}{'follows':>9s}{'after':>8s}"
              f"{'10 ms':>8s}{'line':>8s}{'both':>8s}",
-             f"{'':32s}{'':9s}{'':>8s}{'(ms)':>7s}{'':>9s}{'(ms)':>8s}"]
+             f"{'':34s}{'':9s}{'':>8s}{'(ms)':>7s}{'':>9s}{'(ms)':>8s}"]
     for r in runs:
         delay = (r["detected_s"] - r["first_contact_s"]) * 1e3 if r["detected_s"] is not None \
             else float("nan")
-        lines.append(f"{r['scene']:32s}{r['reaction']:9s}{short(r['touched']):>8s}{delay:7.0f}"
+        lines.append(f"{r['scene']:34s}{r['reaction']:9s}{short(r['touched']):>8s}{delay:7.0f}"
                      f"{short(r['following']):>9s}{r['isolated_after_ms'] or 0.0:8.0f}"
                      f"{short(r['window']):>8s}{short(r['line_of_action']):>8s}"
                      f"{short(r['both']):>8s}")
     right = {rule: sum(r[rule] == r["touched"] for r in runs) for rule in RULES}
     lines.append("named the touched link: " + ", ".join(f"{rule} {n} of {len(runs)}"
                                                         for rule, n in right.items()))
+    before = sum(links_order(r["following"]) <= links_order(r["touched"]) for r in runs
+                 if r["following"] is not None)
+    lines.append(f"following: at or before the touched link in {before} of {len(runs)}")
     return runs, "\n".join(lines)
 
 
