@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from robodyn_ros.control import JointTrajectory
-from robodyn_ros.control.collision_guard import guard_from_settings, wrench_estimate
+from robodyn_ros.control.collision_guard import guard_from_settings
+from robodyn_ros.control.contact_location import wrench_estimate
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.loop import ERROR, ControlLoop, Rejection
 from robodyn_ros.dynamics import RobotModel

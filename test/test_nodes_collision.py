@@ -135,6 +135,8 @@ def test_an_isolation_that_moves_out_is_published_again(rig, model):
     rig.spin_until(lambda: len(events) >= 2, timeout=30.0, what="the detection and the move")
     first, moved = ({v.key: v.value for v in e.values} for e in events[:2])
     assert first["isolated link"] == "link_2" and moved["isolated link"] == f"link_{last + 1}"
+    # located (the controller read the URDF's shapes) at or after the isolated link
+    assert int(moved["located link"].removeprefix("link_")) >= last + 1
     assert first["time (s)"] == moved["time (s)"]
     assert float(moved["isolated at (s)"]) - float(first["time (s)"]) > 0.02
     assert "isolated further out" in events[1].message

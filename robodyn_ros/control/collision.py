@@ -196,7 +196,9 @@ class CollisionEvent:
     ``joint_names`` order), and the isolation so far: the furthest joint that has crossed its
     threshold since (``joint``, at ``isolated_time``) and its child link, on which or after which
     the contact is; ``ended``: when every residual was back within its threshold (None while the
-    event lasts), from which time the isolation no longer moves."""
+    event lasts), from which time the isolation no longer moves; ``located``: that link or one
+    after it, nearest the line of action of the wrench estimate (None: not located; the
+    collision guard sets it, ``contact_location``)."""
     time: float
     joint_names: tuple
     residuals: np.ndarray
@@ -205,6 +207,7 @@ class CollisionEvent:
     link: str
     isolated_time: float
     ended: float | None = None
+    located: str | None = None
 
     @property
     def crossing(self) -> tuple:
@@ -220,7 +223,8 @@ class CollisionEvent:
         return bounded(f"collision at {self.time:.3f} s: joint '{crossing[-1]}' residual "
                        f"{self.residuals[i]:+.3g} beyond its threshold {self.thresholds[i]:.3g} "
                        f"(crossing: {bounded(list(crossing))}); isolated to link '{self.link}' or "
-                       f"after it (joint '{self.joint}' crossed at {self.isolated_time:.3f} s)")
+                       f"after it (joint '{self.joint}' crossed at {self.isolated_time:.3f} s)"
+                       + (f", located on '{self.located}'" if self.located else ""))
 
 
 class CollisionDetector:

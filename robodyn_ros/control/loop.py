@@ -155,16 +155,19 @@ class ControlLoop:
     """See the module docstring. ``config`` holds ``control_law``, ``effort_limits`` (joints
     order; empty: the model's), ``on_timeout`` and the law's parameters (None: the law's
     default). ``effort_out``: the float64 vector every cycle's :class:`Command` holds, written in
-    place (joints order; a node passes its serialized command's values)."""
+    place (joints order; a node passes its serialized command's values). ``links``: the link each
+    joint moves, ``shapes`` their collision shapes (``contact_location.link_shapes``): what a
+    collision event names and where it locates the contact."""
 
     def __init__(self, model, order: JointOrder, config: Mapping[str, Any], state_timeout: float,
                  clock: Callable[[], float], steady: Callable[[], float] = time.monotonic,
                  log: Callable[[str], None] = lambda line: None,
                  law_class: Callable[[str], type[ControlLaw]] = load_law,
                  max_trajectory_points: int = 10_000, position_limit_margin: float = 0.0,
-                 links=None, effort_out: np.ndarray | None = None):
+                 links=None, effort_out: np.ndarray | None = None, shapes=()):
         self.model, self.order = model, order
         self._links = tuple(links) if links else tuple(model.joint_names)  # each joint moves
+        self._shapes = tuple(shapes)   # the links' collision shapes (contact_location)
         self.guard: CollisionGuard | None = None
         self.state_timeout = float(state_timeout)
         self.max_trajectory_points = int(max_trajectory_points)
@@ -245,7 +248,7 @@ class ControlLoop:
                 raise ValueError("a collision stands: reset it (reset_collision) before changing "
                                  "the collision settings")
             guard = guard_from_settings(self.model, self.order, values, self._links, friction,
-                                        self.state_timeout)
+                                        self.state_timeout, self._shapes)
         return Reconfiguration(values, law, limit, guard)
 
     def apply(self, change: Reconfiguration) -> None:

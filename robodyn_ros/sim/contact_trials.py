@@ -51,12 +51,13 @@ class Arm:
     duration, settle)`` runs one quintic there. ``record``: per step t, r, q̇, q, the contact
     force; ``events``: the collisions detected, ``moves``: the standing one isolated further."""
 
-    def __init__(self, model, plant, config, links, start, noise=None, seed=0):
+    def __init__(self, model, plant, config, links, start, noise=None, seed=0, shapes=()):
         from robodyn_ros.control.joints import JointOrder
         from robodyn_ros.control.loop import ControlLoop
         self.model, self.plant, self.t = model, plant, 0.0
         self.loop = ControlLoop(model, JointOrder(model.joint_names), config, 0.1,
-                                clock=lambda: self.t, steady=lambda: self.t, links=links)
+                                clock=lambda: self.t, steady=lambda: self.t, links=links,
+                                shapes=shapes)
         self.events, self.moves = [], []
         self.loop.on_collision = self.events.append
         self.loop.on_isolation = self.moves.append
@@ -171,6 +172,7 @@ def run_scene(scene: Scene, reaction: str = "none") -> dict:
     """Calibrate on the free motion, run into the sphere with ``reaction``: what MuJoCo says was
     touched, and what each rule isolated (``isolate``)."""
     from robodyn_ros.control.collision import child_links, fit_thresholds
+    from robodyn_ros.control.contact_location import link_shapes
     from robodyn_ros.plumbing.resources import find_share_file
 
     from .contact import ContactScene, Obstacle
@@ -198,7 +200,7 @@ def run_scene(scene: Scene, reaction: str = "none") -> dict:
     sphere = Obstacle(tuple(place[1] + np.asarray(scene.offset)), "sphere", (RADIUS,), **(SOFT if scene.soft else {}))
     plant = ContactScene(model, DT, xml, [sphere])
     arm = Arm(model, plant, settings(thresholds=thresholds, reaction=reaction), links,
-              PANDA_START)
+              PANDA_START, shapes=link_shapes(model, xml))
     touched = {}
 
     def count(arm):
@@ -206,12 +208,13 @@ def run_scene(scene: Scene, reaction: str = "none") -> dict:
             link = _moving_link(plant.mj, plant.mj.body(touch.link).id, set(links))
             touched[link] = touched.get(link, 0.0) + touch.force * DT
     arm.motion(goal, scene.duration, 0.0, count, scene.length)
-    return isolate(scene, arm, thresholds, touched, links)
+    return isolate(scene, arm, thresholds, touched, links, xml)
 
 
-def isolate(scene, arm, thresholds, touched, links) -> dict:
+def isolate(scene, arm, thresholds, touched, links, xml) -> dict:
     """The run's figures: the link MuJoCo's contacts pressed most (impulse), first contact,
     detection, and the link each rule isolated (None: not detected)."""
+    from robodyn_ros.control.contact_location import link_shapes, locate
     t, r, qd, q, force = arm.arrays()
     plant, event = arm.plant, arm.loop.guard.event
     first = plant.first_contact
@@ -222,7 +225,8 @@ def isolate(scene, arm, thresholds, touched, links) -> dict:
               "following": None if event is None else event.link,
               "isolated_after_ms": None if event is None
               else (event.isolated_time - event.time) * 1e3,
-              "moves": len(arm.moves), "window": None, "line_of_action": None, "both": None}
+              "moves": len(arm.moves), "window": None, "line_of_action": None,
+              "located": None if event is None else event.located}
     if event is None:
         return result
     h = np.array([thresholds.at(v) for v in qd])
@@ -232,47 +236,9 @@ def isolate(scene, arm, thresholds, touched, links) -> dict:
     joints = np.flatnonzero(crossed[within].any(axis=0))
     result["window"] = links[int(joints.max())]
     k = k0 + int(np.argmax((np.abs(r) / h)[k0:].max(axis=1)))   # the residual at its strongest
-    result["line_of_action"] = line_of_action_link(arm.model, plant, q[k], r[k], links)
-    result["both"] = line_of_action_link(arm.model, plant, q[k], r[k],
-                                         links[links.index(event.link):])
+    joint = locate(arm.model, link_shapes(arm.model, xml), q[k], r[k])   # among every link
+    result["line_of_action"] = None if joint is None else links[joint]
     return result
-
-
-def line_of_action_link(model, plant, q, r, links) -> str:
-    """Of ``links``, the link whose shapes lie nearest the line of action of the wrench estimate
-    F̂ = (Jᵀ)⁺ r (a pure force f at a point p gives the moment n = (p − o) × f about the tip origin o: the
-    line o + f × n / |f|² + λ f), shapes taken as their axis segments less their radius."""
-    from robodyn_ros.control.collision_guard import wrench_estimate
-    mujoco = plant._mujoco
-    m, d = plant.mj, plant.data
-    w = wrench_estimate(model, q, r)
-    f, n = w[:3], w[3:]
-    o = model.frame_pose(q)[:3, 3]
-    point, direction = o + np.cross(f, n) / (f @ f), f / np.linalg.norm(f)
-    d.qpos[plant._dofs] = q
-    mujoco.mj_kinematics(m, d)
-    best, nearest = None, np.inf
-    every = model_links(m)
-    for g in range(m.ngeom):
-        owner = _moving_link(m, int(m.geom_bodyid[g]), every)
-        if not m.geom_contype[g] or owner not in links:
-            continue
-        size, axis = m.geom_size[g], d.geom_xmat[g].reshape(3, 3)[:, 2]
-        half, radius = ((size[1], size[0]) if m.geom_type[g] in (mujoco.mjtGeom.mjGEOM_CYLINDER,
-                                                                  mujoco.mjtGeom.mjGEOM_CAPSULE)
-                        else (0.0, float(np.max(size))))
-        gap = _line_to_segment(point, direction, d.geom_xpos[g] - half * axis,
-                               d.geom_xpos[g] + half * axis) - radius
-        if gap < nearest:
-            best, nearest = owner, gap
-    return best
-
-
-def _line_to_segment(p, u, a, b) -> float:
-    """Distance from the line p + λu (|u| = 1) to the segment ab (sampled: a measurement)."""
-    s = np.linspace(0.0, 1.0, 21)[:, None]
-    x = a + s * (b - a) - p
-    return float(np.min(np.linalg.norm(x - (x @ u)[:, None] * u, axis=1)))
 
 
 def model_links(m) -> set:
@@ -285,7 +251,7 @@ def links_order(link: str) -> int:
     return int(link.removeprefix("panda_link"))
 
 
-RULES = ("following", "window", "line_of_action", "both")
+RULES = ("following", "located", "window", "line_of_action")
 
 
 def table(scenes=SCENES, reactions=("none", "stop", "float", "reflex")) -> tuple[list, str]:
@@ -293,15 +259,15 @@ def table(scenes=SCENES, reactions=("none", "stop", "float", "reflex")) -> tuple
     runs = [run_scene(s, reaction) | {"reaction": reaction} for s in scenes for reaction in reactions]
     short = lambda link: (link or "-").replace("panda_", "")   # noqa: E731
     lines = [f"{'scene':34s}{'reaction':9s}{'touched':>8s}{'delay':>7s}{'follows':>9s}{'after':>8s}"
-             f"{'10 ms':>8s}{'line':>8s}{'both':>8s}",
+             f"{'located':>9s}{'10 ms':>8s}{'line':>8s}",
              f"{'':34s}{'':9s}{'':>8s}{'(ms)':>7s}{'':>9s}{'(ms)':>8s}"]
     for r in runs:
         delay = (r["detected_s"] - r["first_contact_s"]) * 1e3 if r["detected_s"] is not None \
             else float("nan")
         lines.append(f"{r['scene']:34s}{r['reaction']:9s}{short(r['touched']):>8s}{delay:7.0f}"
                      f"{short(r['following']):>9s}{r['isolated_after_ms'] or 0.0:8.0f}"
-                     f"{short(r['window']):>8s}{short(r['line_of_action']):>8s}"
-                     f"{short(r['both']):>8s}")
+                     f"{short(r['located']):>9s}{short(r['window']):>8s}"
+                     f"{short(r['line_of_action']):>8s}")
     right = {rule: sum(r[rule] == r["touched"] for r in runs) for rule in RULES}
     lines.append("named the touched link: " + ", ".join(f"{rule} {n} of {len(runs)}"
                                                         for rule, n in right.items()))
