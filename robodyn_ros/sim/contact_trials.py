@@ -10,9 +10,10 @@ motion of the Panda from the Cartesian demo's start — the hand, the wrist or t
 soft; met at speed (an impact) or slowly (a push that grows over a second) — calibrates the
 thresholds on the same motion without it, and runs it with a reaction. MuJoCo says which link
 touched (the link the contact's body hangs from: the hand is the last link's) and with what force;
-``isolate`` compares what the detector isolated, and what two other rules would have: the first
-crossing with a fixed 10 ms window (the rule before), and the wrench estimate's line of action
-against the link shapes. ROS-free; needs MuJoCo.
+``isolate`` compares what the controller isolated (the last joint crossed) and located (the fit of
+``control.contact_location`` among the links from the isolated one on), and what two other rules
+would have: the first crossing with a fixed 10 ms window (the rule before), and the fit among
+every link, where the residual is strongest. ROS-free; needs MuJoCo.
 """
 from __future__ import annotations
 
@@ -225,7 +226,7 @@ def isolate(scene, arm, thresholds, touched, links, xml) -> dict:
               "following": None if event is None else event.link,
               "isolated_after_ms": None if event is None
               else (event.isolated_time - event.time) * 1e3,
-              "moves": len(arm.moves), "window": None, "line_of_action": None,
+              "moves": len(arm.moves), "window": None, "anywhere": None,
               "located": None if event is None else event.located}
     if event is None:
         return result
@@ -237,7 +238,7 @@ def isolate(scene, arm, thresholds, touched, links, xml) -> dict:
     result["window"] = links[int(joints.max())]
     k = k0 + int(np.argmax((np.abs(r) / h)[k0:].max(axis=1)))   # the residual at its strongest
     joint = locate(arm.model, link_shapes(arm.model, xml), q[k], r[k])   # among every link
-    result["line_of_action"] = None if joint is None else links[joint]
+    result["anywhere"] = None if joint is None else links[joint]
     return result
 
 
@@ -251,7 +252,7 @@ def links_order(link: str) -> int:
     return int(link.removeprefix("panda_link"))
 
 
-RULES = ("following", "located", "window", "line_of_action")
+RULES = ("following", "located", "window", "anywhere")
 
 
 def table(scenes=SCENES, reactions=("none", "stop", "float", "reflex")) -> tuple[list, str]:
@@ -259,7 +260,7 @@ def table(scenes=SCENES, reactions=("none", "stop", "float", "reflex")) -> tuple
     runs = [run_scene(s, reaction) | {"reaction": reaction} for s in scenes for reaction in reactions]
     short = lambda link: (link or "-").replace("panda_", "")   # noqa: E731
     lines = [f"{'scene':34s}{'reaction':9s}{'touched':>8s}{'delay':>7s}{'follows':>9s}{'after':>8s}"
-             f"{'located':>9s}{'10 ms':>8s}{'line':>8s}",
+             f"{'located':>9s}{'10 ms':>8s}{'anywhere':>9s}",
              f"{'':34s}{'':9s}{'':>8s}{'(ms)':>7s}{'':>9s}{'(ms)':>8s}"]
     for r in runs:
         delay = (r["detected_s"] - r["first_contact_s"]) * 1e3 if r["detected_s"] is not None \
@@ -267,7 +268,7 @@ def table(scenes=SCENES, reactions=("none", "stop", "float", "reflex")) -> tuple
         lines.append(f"{r['scene']:34s}{r['reaction']:9s}{short(r['touched']):>8s}{delay:7.0f}"
                      f"{short(r['following']):>9s}{r['isolated_after_ms'] or 0.0:8.0f}"
                      f"{short(r['located']):>9s}{short(r['window']):>8s}"
-                     f"{short(r['line_of_action']):>8s}")
+                     f"{short(r['anywhere']):>9s}")
     right = {rule: sum(r[rule] == r["touched"] for r in runs) for rule in RULES}
     lines.append("named the touched link: " + ", ".join(f"{rule} {n} of {len(runs)}"
                                                         for rule, n in right.items()))
