@@ -103,5 +103,9 @@ def collision_shapes(params, published, model):
     (``control.contact_location``: where a collision is located)."""
     from robodyn_ros.control.contact_location import link_shapes
     from robodyn_ros.dynamics.description import read_description
+    from robodyn_ros.dynamics.link import ModelError
     source, xacro_args = _description(params, published)
-    return link_shapes(model, read_description(source, xacro_args)[1])
+    try:
+        return link_shapes(model, read_description(source, xacro_args)[1])
+    except (ModelError, ValueError, OSError) as exc:
+        raise ConfigurationError(f"cannot read the URDF's collision shapes: {exc}") from exc
