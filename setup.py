@@ -32,7 +32,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.xml")),
-        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf") + glob("urdf/*.srdf") + glob("urdf/*.xacro")),
     ],
     package_data={PACKAGE: ["data/*", "params/*.yaml"]},
     python_requires=">=3.10",

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from robodyn_ros.control import JointTrajectory
-from robodyn_ros.control.collision_guard import guard_from_settings, wrench_estimate
+from robodyn_ros.control.collision_guard import guard_from_settings
+from robodyn_ros.control.contact_location import wrench_estimate
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.loop import ERROR, ControlLoop, Rejection
 from robodyn_ros.dynamics import RobotModel
@@ -195,3 +196,26 @@ def test_a_drive_that_delivers_less_than_commanded_is_seen_unless_the_effort_is_
     measured.loop.set_state(CHAIN, measured.q, measured.qd, stamp=measured.t)   # no effort field
     assert measured.loop.guard.unmeasured == 1   # the command stands in, and /diagnostics says so
     assert "1 states without one" in measured.loop.report()[2]["observer torque"]
+
+
+def test_the_wrench_conventions_against_mujoco():
+    """doc/collisions.md, "Conventions": MuJoCo's mj_applyFT puts a force f and a moment n on the
+    last body at the tip frame's origin, base frame — the wrench acting on the arm. Its joint
+    torque τ_ext is what the residual estimates: wrench_estimate gives [f; n] back, and
+    inverse_dynamics(tip_wrench=) takes the opposite, the wrench the arm exerts, in the tip frame:
+    holding still against the push takes g(q) − τ_ext."""
+    mujoco = pytest.importorskip("mujoco")
+    m = mujoco.MjModel.from_xml_string(find_share_file("urdf/puma560.urdf").read_text())
+    d = mujoco.MjData(m)
+    q = np.radians([20.0, -30.0, 60.0, 10.0, 40.0, -20.0])
+    d.qpos[:] = q
+    mujoco.mj_forward(m, d)
+    tip = PUMA.frame_pose(q)
+    on_arm = np.array([10.0, -20.0, 30.0, 1.0, -2.0, 0.5])
+    tau_ext = np.zeros(m.nv)
+    mujoco.mj_applyFT(m, d, on_arm[:3], on_arm[3:], tip[:3, 3], m.nbody - 1, tau_ext)
+    np.testing.assert_allclose(wrench_estimate(PUMA, q, tau_ext), on_arm, atol=1e-9)
+    R = tip[:3, :3]
+    exerted_in_tip_frame = -np.concatenate([R.T @ on_arm[:3], R.T @ on_arm[3:]])
+    hold = PUMA.inverse_dynamics(q, np.zeros(6), np.zeros(6), tip_wrench=exerted_in_tip_frame)
+    np.testing.assert_allclose(hold, PUMA.gravity_torques(q) - tau_ext, atol=1e-9)

@@ -108,3 +108,35 @@ def test_the_estimates_are_computed_only_while_someone_listens(rig):
     rig.probe.create_subscription(JointState, f"{rig.ns}/{NODE}/external_torque", torques.append, 10)
     rig.spin_until(lambda: len(torques) > 3, timeout=30.0, what="the residual once listened to")
     assert ctl._collisions.listened == (True, False) and ctl._collisions._next > published
+
+
+def test_an_isolation_that_moves_out_is_published_again(rig, model):
+    """Thresholds that joint 2 crosses at once and the last loaded joint only when r has nearly
+    reached τ_ext (some 50 ms after, r being τ_ext through a 50/s low-pass): ~/collision carries
+    the detection, then the same event again isolated further out."""
+    rig.simulator(friction_scale=0.0, publish_rate=1000.0, lockstep=True, command_timeout=5.0)
+    tau = model.frame_jacobian(Q0).T @ PUSH
+    last = int(np.flatnonzero(np.abs(tau) > 0.5)[-1])
+    thresholds = np.full(6, 1e3)
+    thresholds[1], thresholds[last] = 0.1 * abs(tau[1]), 0.9 * abs(tau[last])
+    assert last > 1
+    ctl = rig.controller(use_sim_time=True, friction=False, state_timeout=5.0,
+                         collision_observer_gain=[50.0], collision_thresholds=thresholds.tolist(),
+                         collision_reaction="stop")
+    events = []
+    rig.probe.create_subscription(DiagnosticStatus, f"{rig.ns}/{NODE}/collision", events.append, 10)
+    push = rig.probe.create_publisher(WrenchStamped, f"{rig.ns}/arm_simulator/external_wrench", 10)
+    wait_for_subscriber(rig, push)
+    rig.spin_until(lambda: ctl.loop is not None and ctl.loop.active, timeout=60.0, what="active")
+    rig.spin_for(0.3)
+    msg = WrenchStamped()
+    msg.wrench.force.z = float(PUSH[2])
+    push.publish(msg)
+    rig.spin_until(lambda: len(events) >= 2, timeout=30.0, what="the detection and the move")
+    first, moved = ({v.key: v.value for v in e.values} for e in events[:2])
+    assert first["isolated link"] == "link_2" and moved["isolated link"] == f"link_{last + 1}"
+    # located (the controller read the URDF's shapes) at or after the isolated link
+    assert int(moved["located link"].removeprefix("link_")) >= last + 1
+    assert first["time (s)"] == moved["time (s)"]
+    assert float(moved["isolated at (s)"]) - float(first["time (s)"]) > 0.02
+    assert "isolated further out" in events[1].message

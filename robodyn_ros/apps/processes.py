@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,12 +15,20 @@ import time
 from pathlib import Path
 
 
-class NodeProcesses:
-    """The node processes of one run, stopped with SIGINT (their clean shutdown) on exit."""
+#: lines of each node's log a failed run prints
+TAIL = 15
 
-    def __init__(self, logs: Path):
+
+class NodeProcesses:
+    """The node processes of one run, stopped with SIGINT (their clean shutdown) on exit. When
+    the run ends with an error (a timeout, a node that died), each node's exit code and the last
+    TAIL lines of its log are printed (``report``): a compile, a crash and a wrong parameter look
+    alike from outside."""
+
+    def __init__(self, logs: Path, out=None):
         self._logs = logs
         self._procs = []
+        self._out = out   # where ``report`` writes (None: sys.stderr at the time)
         self.exit_codes: dict[str, int] = {}  # filled on exit
 
     def start(self, name, module, params, remaps=None):
@@ -51,12 +60,28 @@ class NodeProcesses:
 
     def check(self):
         for name, status in self.dead().items():
-            raise RuntimeError(f"{name} exited with status {status}:\n{self.log(name).read_text()}")
+            raise RuntimeError(f"{name} exited with status {status} (its log: {self.log(name)})")
+
+    def report(self, why: str, died: dict) -> None:
+        """Each node's exit code and the tail of its log, after a run that failed (``why``);
+        ``died``: the nodes that had ended before the run was stopped."""
+        out = self._out or sys.stderr
+        print(f"\nthe run failed: {why}; the nodes:", file=out)
+        for name, _, _ in self._procs:
+            code = self.exit_codes.get(name)
+            state = (f"exited with code {died[name]} before the failure" if name in died
+                     else f"was running; stopped, exit code {code}")
+            lines = self.log(name).read_text(errors="replace").splitlines()
+            print(f"--- {name} {state}; the last {min(TAIL, len(lines))} of {len(lines)} lines "
+                  f"of {self.log(name)}:", file=out)
+            for line in lines[-TAIL:]:
+                print(f"    {line}", file=out)
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, error, _):
+        died = self.dead()
         for _, proc, _ in self._procs:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT)
@@ -68,6 +93,8 @@ class NodeProcesses:
                 proc.wait()
             self.exit_codes[name] = proc.returncode
             log.close()
+        if kind is not None and issubclass(kind, Exception):   # not on Ctrl-C: the user knows
+            self.report(f"{kind.__name__}: {error}", died)
 
 
 #: The wall-clock watchdogs of the demos' step-locked nodes (the simulator's command_timeout, the
@@ -164,14 +191,20 @@ def plot_errors(path, results, panels, title, xlabel, symlog=None):
 
 def run_all(prefix: str, runs, run_one) -> list:
     """``run_one(logs, *run)`` for each of ``runs`` in turn, rclpy initialised for them all and
-    the nodes' logs in one temporary folder; the list of what each returned."""
+    the nodes' logs in one temporary folder, removed after runs that all returned and kept (its
+    path printed) after one that raised; the list of what each returned."""
     import rclpy
-    with tempfile.TemporaryDirectory(prefix=prefix) as logs:
-        rclpy.init()
-        try:
-            return [run_one(Path(logs), *run) for run in runs]
-        finally:
-            rclpy.try_shutdown()
+    logs = Path(tempfile.mkdtemp(prefix=prefix))
+    rclpy.init()
+    try:
+        results = [run_one(logs, *run) for run in runs]
+    except BaseException:
+        print(f"the nodes' logs are kept in {logs}", file=sys.stderr)
+        raise
+    finally:
+        rclpy.try_shutdown()
+    shutil.rmtree(logs, ignore_errors=True)
+    return results
 
 
 def write_outputs(plot_path, json_path, results, plot, summary) -> None:

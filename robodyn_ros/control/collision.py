@@ -9,7 +9,12 @@ speed — friction and the model's error in it above all.
 * **Detection**: a collision when |r_i| > h_i(q̇_i) for some joint i.
 * **Isolation**: an external force on link k acts on joints 0..k only (τ_ext = J_kᵀ F, and J_k has
   zero columns after k), so the collided link is at or after the last joint, in chain order, whose
-  residual crosses its threshold; the event names that joint's child link.
+  residual crosses its threshold; the event names that joint's child link. While the event lasts
+  (some residual beyond its threshold) the isolation follows the last joint that has crossed: the
+  joints near the base bear most of a push and cross first, the joint next to the contact may
+  cross many cycles later (a force nearly through its axis gives it little torque, a push that
+  grows slowly crosses the joints one by one). Once every residual is back within its threshold
+  the isolation is final.
 * **Calibration** (``fit_thresholds``): along a collision-free recording, per joint, the tightest line
   above every |r_k| — a_i, b_i ≥ 0 minimising the mean of a_i + b_i |q̇_i| over the recording subject
   to a_i + b_i |q̇_ik| ≥ |r_ik| for every sample (a linear programme: the upper convex hull of the
@@ -35,7 +40,6 @@ __all__ = ["CollisionDetector", "CollisionEvent", "Thresholds", "child_links", "
            "residuals", "thresholds_yaml"]
 
 MARGIN = 1.5          # default factor over the recording's envelope
-ISOLATION_WINDOW = 0.01   # s after detection in which a later joint crossing moves the isolation
 NODE = "computed_torque_controller"
 # the parameter names the controller loads (doc/collisions.md)
 STATIC, SLOPE, JOINTS, GAIN = ("collision_thresholds", "collision_thresholds_per_velocity",
@@ -191,7 +195,10 @@ class CollisionEvent:
     """A detected collision: when (``time``), the residuals and thresholds then (in
     ``joint_names`` order), and the isolation so far: the furthest joint that has crossed its
     threshold since (``joint``, at ``isolated_time``) and its child link, on which or after which
-    the contact is."""
+    the contact is; ``ended``: when every residual was back within its threshold (None while the
+    event lasts), from which time the isolation no longer moves; ``located``: that link or one
+    after it, nearest the line of action of the wrench estimate (None: not located; the
+    collision guard sets it, ``contact_location``)."""
     time: float
     joint_names: tuple
     residuals: np.ndarray
@@ -199,6 +206,8 @@ class CollisionEvent:
     joint: str
     link: str
     isolated_time: float
+    ended: float | None = None
+    located: str | None = None
 
     @property
     def crossing(self) -> tuple:
@@ -214,45 +223,50 @@ class CollisionEvent:
         return bounded(f"collision at {self.time:.3f} s: joint '{crossing[-1]}' residual "
                        f"{self.residuals[i]:+.3g} beyond its threshold {self.thresholds[i]:.3g} "
                        f"(crossing: {bounded(list(crossing))}); isolated to link '{self.link}' or "
-                       f"after it (joint '{self.joint}' crossed at {self.isolated_time:.3f} s)")
+                       f"after it (joint '{self.joint}' crossed at {self.isolated_time:.3f} s)"
+                       + (f", located on '{self.located}'" if self.located else ""))
 
 
 class CollisionDetector:
     """``check(t, r, q̇)`` once per cycle (module docstring): None until a residual crosses its
     threshold; from then on the ``CollisionEvent``, its isolation moved to a later joint whenever
-    one crosses within ``isolation_window`` seconds of the detection (a contact loads the joints
-    before it too, and the nearer ones may cross first; later, what the reaction and the impact
-    set moving is no longer the contact's load), until ``reset()``. ``links``: the link each
-    joint moves (``child_links``)."""
+    one crosses while the event lasts (a contact loads the joints before it too, and the nearer
+    ones may cross first), until ``reset()``. ``moved``: whether the last check moved the
+    isolation of a standing event. ``links``: the link each joint moves (``child_links``)."""
 
-    def __init__(self, thresholds: Thresholds, links: Sequence[str],
-                 isolation_window: float = ISOLATION_WINDOW):
+    def __init__(self, thresholds: Thresholds, links: Sequence[str]):
         if len(links) != len(thresholds.joint_names):
             raise ValueError(f"CollisionDetector: {len(links)} links for "
                              f"{len(thresholds.joint_names)} joints")
         self.thresholds, self.links = thresholds, tuple(links)
         self._static = np.array(thresholds.static)
         self._slope = np.array(thresholds.per_velocity)
-        self.event, self.isolation_window = None, float(isolation_window)
+        self.event, self.moved = None, False
+        self._isolated = -1
         _LAST_CROSSING.ready()
 
     def reset(self) -> None:
         """Forget the collision: the next crossing is a new one."""
-        self.event = None
+        self.event, self.moved, self._isolated = None, False, -1
 
     def check(self, t: float, r, qd):
         """None, or the event (r and q̇ float64 vectors in the thresholds' joint order)."""
         last = _LAST_CROSSING.call(r, qd, self._static, self._slope)
         event = self.event
-        if last < 0:
-            return event
-        names = self.thresholds.joint_names
+        self.moved = False
         if event is None:
-            self.event = CollisionEvent(float(t), names, np.array(r), self.thresholds.at(qd),
-                                        names[last], self.links[last], float(t))
-        elif last > names.index(event.joint) and t - event.time <= self.isolation_window:
-            self.event = dataclasses.replace(event, joint=names[last], link=self.links[last],
-                                             isolated_time=float(t))
+            if last >= 0:
+                names = self.thresholds.joint_names
+                self.event = CollisionEvent(float(t), names, np.array(r), self.thresholds.at(qd),
+                                            names[last], self.links[last], float(t))
+                self._isolated = last
+        elif event.ended is None:
+            if last < 0:
+                self.event = dataclasses.replace(event, ended=float(t))
+            elif last > self._isolated:
+                self.event = dataclasses.replace(event, joint=self.thresholds.joint_names[last],
+                                                 link=self.links[last], isolated_time=float(t))
+                self._isolated, self.moved = last, True
         return self.event
 
 

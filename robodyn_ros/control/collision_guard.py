@@ -18,32 +18,25 @@ the reaction's torque goes through the same finite check and saturation as every
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..plumbing.reasons import bounded
 from .collision import CollisionDetector, Thresholds
+from .contact_location import locate
 from .joints import JointOrder
 from .laws import GravityCompensation
 from .momentum_observer import MomentumObserver
 
 REACTIONS = ("none", "stop", "float", "reflex")
-SINGULARITY_THRESHOLD = 1e-3   # ε on the eigenvalues of J Jᵀ (wrench_estimate)
 FLOATING = ("float", "reflex")
+RELOCATE = 1.5   # the residual's growth (max |r_i| / h_i) at which the contact is located again
 # the controller's parameters that make the guard (doc/collisions.md)
 SETTINGS = ("collision_observer_gain", "collision_joints", "collision_thresholds",
             "collision_thresholds_per_velocity", "collision_reaction", "collision_reflex_gain",
             "collision_reflex_duration", "collision_torque")
 TORQUES = ("command", "measured")
-
-
-def wrench_estimate(model, q, r, eps: float = SINGULARITY_THRESHOLD) -> np.ndarray:
-    """F̂ = (Jᵀ)⁺ r, the tip wrench [f; n] (base frame) nearest to causing the residual r: J Jᵀ =
-    U diag(σ) Uᵀ inverted direction by direction as the task-space laws invert J M⁻¹ Jᵀ, 1/σ for
-    σ ≥ ε and σ/ε² below, so a singular direction gets no force and F̂ stays finite."""
-    J = model.frame_jacobian(q)
-    sigma, U = np.linalg.eigh(J @ J.T)
-    inverse = np.where(sigma >= eps, 1.0 / np.maximum(sigma, eps), np.maximum(sigma, 0.0) / eps ** 2)
-    return U @ (inverse * (U.T @ (J @ r)))
 
 
 class CollisionGuard:
@@ -52,11 +45,15 @@ class CollisionGuard:
     ``thresholds``: a :class:`Thresholds` in chain order, or None to observe without detecting.
     ``links``: the link each joint moves (the event names it). ``max_gap``: seconds between two
     states beyond which the observer starts afresh (an outage is no step). ``friction``: whether
-    the observer and the floating reaction include the model's friction (the law's setting)."""
+    the observer and the floating reaction include the model's friction (the law's setting).
+    ``shapes``: the links' collision shapes (``contact_location.link_shapes``): while the event
+    lasts, each time the residual reaches RELOCATE times the strength it was last located at (and
+    at detection, and when the isolation moves) the event's ``located`` is the link nearest the
+    wrench estimate's line of action among the isolated link and those after it."""
 
     def __init__(self, model, gain, thresholds: Thresholds | None, links, reaction: str = "stop",
                  reflex_gain: float = 1.0, reflex_duration: float = 0.1, friction: bool = True,
-                 max_gap: float = 0.1, torque: str = "command"):
+                 max_gap: float = 0.1, torque: str = "command", shapes=()):
         if reaction not in REACTIONS:
             raise ValueError(f"collision_reaction must be one of {list(REACTIONS)}, got {reaction!r}")
         if torque not in TORQUES:
@@ -68,6 +65,9 @@ class CollisionGuard:
                              f"{reflex_duration!r}")
         self.observer = MomentumObserver(model, gain, friction)
         self.detector = None if thresholds is None else CollisionDetector(thresholds, links)
+        self.model, self.links, self.shapes = model, tuple(links), tuple(shapes)
+        self._strength = 0.0   # max |r_i| / h_i when the event was last located
+        self.moved = False     # whether this cycle moved the event's isolation or location
         self.reaction, self.reflex_gain, self.reflex_duration = reaction, reflex_gain, reflex_duration
         self._float = GravityCompensation(model, {"friction": friction})
         self._max_gap = max_gap
@@ -104,11 +104,26 @@ class CollisionGuard:
             self.observer.reset(q, qd)
             return False
         r = self.observer.advance(q, qd, applied, dt)   # the loop's float64 vectors
+        self.moved = False
         if self.detector is None:
             return False
         known = self.event
-        self.event = self.detector.check(t, r, qd)
+        self.event = event = self.detector.check(t, r, qd)
+        if event is not None and event.ended is None and self.shapes:
+            self._locate(event, q, r, qd, known is None)
+        self.moved = known is not None and (self.detector.moved or self.event is not event)
         return known is None and self.event is not None
+
+    def _locate(self, event, q, r, qd, new: bool) -> None:
+        """The event's ``located`` again, when new, moved or RELOCATE times stronger."""
+        strength = float(np.max(np.abs(r) / self.detector.thresholds.at(qd)))
+        if not (new or self.detector.moved or strength >= RELOCATE * self._strength):
+            return
+        self._strength = strength
+        joint = locate(self.model, self.shapes, q, r, self.links.index(event.link))
+        if joint is not None and self.links[joint] != event.located:
+            self.event = self.detector.event = dataclasses.replace(event,
+                                                                   located=self.links[joint])
 
     @property
     def reacting(self) -> bool:
@@ -138,7 +153,7 @@ class CollisionGuard:
 
 
 def guard_from_settings(model, order: JointOrder, values, links, friction: bool,
-                        max_gap: float) -> CollisionGuard | None:
+                        max_gap: float, shapes=()) -> CollisionGuard | None:
     """The guard the controller's ``SETTINGS`` ask for (None: no observer). Per-joint values are
     one for every joint or one per joint of ``collision_joints`` (empty: the controller's
     ``joints``); ValueError naming the parameter."""
@@ -170,4 +185,4 @@ def guard_from_settings(model, order: JointOrder, values, links, friction: bool,
     return CollisionGuard(model, gain, thresholds, links, values.get("collision_reaction", "stop"),
                           float(values.get("collision_reflex_gain", 1.0)),
                           float(values.get("collision_reflex_duration", 0.1)), friction, max_gap,
-                          values.get("collision_torque", "command"))
+                          values.get("collision_torque", "command"), shapes)

@@ -155,16 +155,19 @@ class ControlLoop:
     """See the module docstring. ``config`` holds ``control_law``, ``effort_limits`` (joints
     order; empty: the model's), ``on_timeout`` and the law's parameters (None: the law's
     default). ``effort_out``: the float64 vector every cycle's :class:`Command` holds, written in
-    place (joints order; a node passes its serialized command's values)."""
+    place (joints order; a node passes its serialized command's values). ``links``: the link each
+    joint moves, ``shapes`` their collision shapes (``contact_location.link_shapes``): what a
+    collision event names and where it locates the contact."""
 
     def __init__(self, model, order: JointOrder, config: Mapping[str, Any], state_timeout: float,
                  clock: Callable[[], float], steady: Callable[[], float] = time.monotonic,
                  log: Callable[[str], None] = lambda line: None,
                  law_class: Callable[[str], type[ControlLaw]] = load_law,
                  max_trajectory_points: int = 10_000, position_limit_margin: float = 0.0,
-                 links=None, effort_out: np.ndarray | None = None):
+                 links=None, effort_out: np.ndarray | None = None, shapes=()):
         self.model, self.order = model, order
         self._links = tuple(links) if links else tuple(model.joint_names)  # each joint moves
+        self._shapes = tuple(shapes)   # the links' collision shapes (contact_location)
         self.guard: CollisionGuard | None = None
         self.state_timeout = float(state_timeout)
         self.max_trajectory_points = int(max_trajectory_points)
@@ -200,6 +203,7 @@ class ControlLoop:
         self.on_joint_reference: Callable[[], None] = lambda: None
         # called with the CollisionEvent in the cycle that detects a collision
         self.on_collision: Callable[[Any], None] = lambda event: None
+        self.on_isolation: Callable[[Any], None] = lambda event: None   # the event, moved on
         self.collisions = 0
         self._applied = np.zeros(n)  # the torque the last cycle commanded (chain order)
         self.time = 0.0  # the last cycle's time on the reference clock
@@ -244,7 +248,7 @@ class ControlLoop:
                 raise ValueError("a collision stands: reset it (reset_collision) before changing "
                                  "the collision settings")
             guard = guard_from_settings(self.model, self.order, values, self._links, friction,
-                                        self.state_timeout)
+                                        self.state_timeout, self._shapes)
         return Reconfiguration(values, law, limit, guard)
 
     def apply(self, change: Reconfiguration) -> None:
@@ -606,6 +610,8 @@ class ControlLoop:
         if guard.observe(t, self.q, self.qd, self._applied):
             self._collision()
             self.reference = self._reference_at(t)
+        elif guard.moved:
+            self.on_isolation(guard.event)
         return guard if guard.reacting else law
 
     def _command_by(self, law, reference, dt: float, start: float) -> Command:

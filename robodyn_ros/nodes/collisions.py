@@ -6,14 +6,19 @@
   listens (asked once per diagnostics period, as for ~/controller_state).
 * ``~/external_wrench_estimate`` (geometry_msgs/WrenchStamped): the contact wrench at the tip
   frame's origin, base frame (``header.frame_id`` the chain's root link), F̂ = (Jᵀ)⁺ r damped as
-  the task-space laws damp a singular direction (``control.collision_guard.wrench_estimate``;
+  the task-space laws damp a singular direction (``control.contact_location.wrench_estimate``;
   Franka's O_F_ext_hat_K): the tip wrench that would cause r; a contact elsewhere on the arm shows
   as some wrench at the tip all the same. Same rate, while someone listens: it is not computed
   otherwise (cold, at 1 kHz, the estimate and the two messages cost a node with the observer some
   45 µs a state at 100 Hz, more than the observer's step).
 * ``~/collision`` (diagnostic_msgs/DiagnosticStatus, level ERROR): each detected collision, its
   reason as ``message`` and, as values, the time, the joints crossing, the isolated joint and
-  link, the residuals and thresholds, the reaction and the wrench estimate then.
+  link, when it was isolated there, the link the contact is located on (nearest the wrench
+  estimate's line of action among the isolated link and those after it), the residuals and
+  thresholds, the reaction and the wrench estimate then; again, with the same time, each time the
+  isolation or the location moves while the event lasts (``control/collision.py``). The wrench
+  estimate is the wrench the contact exerts on the arm, reduced to the tip frame's origin, in the
+  base frame: [f; n] (N, N m), n the moment about that origin (doc/collisions.md, "Conventions").
 * ``~/reset_collision`` (std_srvs/Trigger): the collision is dealt with; the controller holds where
   the arm is and takes references and goals again. A new activation resets it too.
 
@@ -28,7 +33,7 @@ from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-from ..control.collision_guard import wrench_estimate
+from ..control.contact_location import wrench_estimate
 from ..plumbing.reasons import bounded
 
 
@@ -49,6 +54,7 @@ class CollisionInterface:
         self.listened = (True, True)   # whether anybody listens to the residual, the wrench
         node.serve(Trigger, "~/reset_collision", self._on_reset)
         loop.on_collision = self._on_collision
+        loop.on_isolation = self._on_isolation
 
     def refresh(self) -> None:
         """Ask the graph who listens (once per diagnostics period, not per cycle)."""
@@ -83,16 +89,31 @@ class CollisionInterface:
                f"{loop.guard.reaction}")
         self._node.get_logger().error(why)
         self._abort(bounded(why))
-        crossing = list(event.crossing)
-        values = {"time (s)": f"{event.time:.6f}", "joints crossing": ", ".join(crossing),
+        self._publish(event, wrench, event.reason)
+
+    def _on_isolation(self, event) -> None:
+        """The standing collision isolated further out, or located elsewhere: said, and
+        published again."""
+        why = (f"collision at {event.time:.3f} s isolated further out: link '{event.link}' or "
+               f"after it (joint '{event.joint}' crossed at {event.isolated_time:.3f} s)"
+               + (f", located on '{event.located}'" if event.located else ""))
+        self._node.get_logger().warning(why)
+        loop = self._loop
+        self._publish(event, wrench_estimate(loop.model, loop.q, loop.guard.residual), why)
+
+    def _publish(self, event, wrench, message) -> None:
+        loop = self._loop
+        values = {"time (s)": f"{event.time:.6f}", "joints crossing": ", ".join(event.crossing),
                   "isolated joint": event.joint, "isolated link": event.link,
+                  "isolated at (s)": f"{event.isolated_time:.6f}",
+                  "located link": event.located or "",
                   "residuals": str(np.round(loop.order.from_chain(event.residuals), 6).tolist()),
                   "thresholds": str(np.round(loop.order.from_chain(event.thresholds), 6).tolist()),
                   "joints": ", ".join(loop.order.names), "reaction": loop.guard.reaction,
                   "wrench estimate (N, N m)": str(np.round(wrench, 6).tolist())}
         self._event_pub.publish(DiagnosticStatus(
             level=DiagnosticStatus.ERROR, name=f"{self._node.get_name()}: collision",
-            message=bounded(event.reason), hardware_id=loop.model.name,
+            message=bounded(message), hardware_id=loop.model.name,
             values=[KeyValue(key=k, value=v) for k, v in values.items()]))
 
     def _on_reset(self, request, response):

@@ -30,7 +30,7 @@ from ..dynamics import warm_up
 from .parameters import controller_schema, node_schema
 from .common import Diagnostics, second_writers, seconds_clock, stamp_parts, stamp_seconds, unanswered
 from .collisions import CollisionInterface
-from .description import DESCRIPTION_QOS, chain_of, describes_robot, load_model
+from .description import DESCRIPTION_QOS, chain_of, collision_shapes, describes_robot, load_model
 from .cartesian import CartesianInterface
 from .controller_state import ControllerStatePublisher
 from .estimates import EstimatesInterface, carry_over, drift
@@ -91,6 +91,7 @@ class ComputedTorqueController(ManagedNode):
                                 max_trajectory_points=p["max_trajectory_points"],
                                 position_limit_margin=p["position_limit_margin"],
                                 links=[joint.child for joint in chain.movable],
+                                shapes=collision_shapes(p, self._published, self.model),
                                 effort_out=self._command.values)  # a cycle writes the message
         self.joints = list(order.names)
         # the last valid state's header stamp (echoed by the state); rate 0: the last one answered

@@ -71,14 +71,19 @@ def robot_description_source(params: Parameters) -> tuple[str, list[str]]:
     return str(file), xacro_args
 
 
+def _description(params, published):
+    """(description, xacro arguments) the parameters name, or the URDF ``published`` on
+    /robot_description when neither parameter is set."""
+    if published is not None and not (params["robot_description"].strip() or params["urdf_file"]):
+        return published, []
+    return robot_description_source(params)
+
+
 def load_model(params: Parameters, published: str | None = None):
     """The RobotModel of the chain the robot-description parameters name, or of the URDF
     ``published`` on /robot_description when neither parameter is set."""
     from robodyn_ros.dynamics import RobotModel
-    if published is not None and not (params["robot_description"].strip() or params["urdf_file"]):
-        description, xacro_args = published, []
-    else:
-        description, xacro_args = robot_description_source(params)
+    description, xacro_args = _description(params, published)
     try:
         return RobotModel.from_urdf(description, root_link=params["root_link"] or None,
                                     tip_link=params["tip_link"] or None, xacro_args=xacro_args)
@@ -89,8 +94,18 @@ def load_model(params: Parameters, published: str | None = None):
 def chain_of(params, published):
     """The ``ChainLayout`` of the URDF the node's model came from: its root and tip links and
     its movable joints (``movable[i].child``: the link joint i moves)."""
-    if published is not None and not (params["robot_description"].strip() or params["urdf_file"]):
-        source, xacro_args = published, []
-    else:
-        source, xacro_args = robot_description_source(params)
+    source, xacro_args = _description(params, published)
     return chain_layout(source, params["root_link"] or None, params["tip_link"] or None, xacro_args)
+
+
+def collision_shapes(params, published, model):
+    """The collision shapes of the URDF the node's model came from, on the model's joints
+    (``control.contact_location``: where a collision is located)."""
+    from robodyn_ros.control.contact_location import link_shapes
+    from robodyn_ros.dynamics.description import read_description
+    from robodyn_ros.dynamics.link import ModelError
+    source, xacro_args = _description(params, published)
+    try:
+        return link_shapes(model, read_description(source, xacro_args)[1])
+    except (ModelError, ValueError, OSError) as exc:
+        raise ConfigurationError(f"cannot read the URDF's collision shapes: {exc}") from exc

@@ -232,7 +232,7 @@ def _drive(procs: NodeProcesses, duration, listen=True) -> dict[str, dict]:
     try:
         deadline = time.monotonic() + 60.0
         while publisher.get_subscription_count() < len(pids):
-            procs.check()  # raises with the node's log when it has ended
+            procs.check()  # raises when one has ended; leaving the block prints the logs
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{', '.join(pids)} did not all subscribe to /joint_states in "
                                    "60 s:\n" + "\n".join(procs.log(n).read_text() for n in pids))

@@ -28,16 +28,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import warnings
 
 import numpy as np
 
-from .arm_loop import KP, KV, Q_GOAL, Q_START
+from robodyn_ros.sim.contact_trials import DT, FLOOR, GAIN, KP, KV, MARGIN, read_model, settings
 
-DT = 1e-3
-GAIN = 50.0              # K_O, 1/s
-MARGIN = 1.5             # thresholds over the calibration passes' envelope
-FLOOR = 0.5              # N m: the least static threshold (the wrist's residuals are micro-N m)
+from .arm_loop import Q_GOAL, Q_START
+
 DURATION = 3.0           # s of each quintic motion
 SETTLE = 0.3             # s held after each
 IN_THE_PATH = (0.286, 0.142, 0.999)   # m, world: the forearm's place 2 s into the motion
@@ -70,104 +67,47 @@ def parse_args(argv):
     return args
 
 
-class Arm:
-    """The loop against the plant, on the plant's clock: ``motion(q_goal)`` runs one pass."""
-
-    def __init__(self, model, plant, config, links, noise=None, seed=0):
-        from robodyn_ros.control.joints import JointOrder
-        from robodyn_ros.control.loop import ControlLoop
-        self.model, self.plant, self.t = model, plant, 0.0
-        self.loop = ControlLoop(model, JointOrder(model.joint_names), config, 0.1,
-                                clock=lambda: self.t, steady=lambda: self.t, links=links)
-        self.events = []
-        self.loop.on_collision = self.events.append
-        self.q, self.qd = np.radians(Q_START), np.zeros(model.dof)
-        self.noise, self._rng = noise, np.random.default_rng(seed)
-        self.record = []   # per step: t, r, thresholds, qd, contact force
-
-    def step(self):
-        """One cycle at the plant's state (its contact force recorded with it), one plant step."""
-        q, qd = self.q, self.qd
-        if self.noise is not None:
-            q = q + self._rng.normal(0.0, self.noise[0], q.size)
-            qd = qd + self._rng.normal(0.0, self.noise[1], qd.size)
-        self.loop.set_state(self.model.joint_names, q, qd, stamp=self.t)
-        effort = self.loop.cycle().effort
-        touches = getattr(self.plant, "touches", ())
-        self.record.append((self.t, self.loop.guard.residual.copy(), qd.copy(),
-                            sum(touch.force for touch in touches)))
-        self.q, self.qd = self.plant.step(self.q, self.qd, effort)
-        self.t += DT
-
-    def motion(self, goal_deg, duration=DURATION, settle=SETTLE):
-        from robodyn_ros.control import JointTrajectory
-        if self.loop.received is None:
-            self.step()                # the first state: the loop starts holding it
-        zero = np.zeros((1, self.model.dof))   # at rest at the end: a quintic, as the 004 demo's
-        goal = JointTrajectory(self.model.joint_names, np.array([duration]),
-                               np.radians(goal_deg)[None], zero, zero)
-        self.loop.set_trajectory(goal)   # refused while a collision stands: the hold goes on
-        for _ in range(round((duration + settle) / DT)):
-            self.step()
-
-    def passes(self, n):
-        for _ in range(n):
-            self.motion(Q_GOAL)
-            self.motion(Q_START)
-
-    def arrays(self, since=0):
-        t, r, qd, force = zip(*self.record[since:])
-        return np.array(t), np.array(r), np.array(qd), np.array(force)
+def passes(arm, n):
+    """``n`` passes of the 004 motion there and back."""
+    for _ in range(n):
+        arm.motion(np.radians(Q_GOAL), DURATION, SETTLE)
+        arm.motion(np.radians(Q_START), DURATION, SETTLE)
 
 
-def _model(urdf):
-    from robodyn_ros.dynamics import RobotModel
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # the PUMA data's link 3 inertia warns, rightly
-        model = RobotModel.from_urdf(urdf).scaled(friction=0.0)
-    return model
-
-
-def _settings(law="computed_torque", thresholds=None, reaction="none"):
-    config = {"control_law": law, "kp": KP, "kd": KV, "friction": False,
-              "collision_observer_gain": [GAIN], "collision_reaction": reaction}
-    if law == "adaptive_computed_torque":
-        config["adapt"] = "payload"
-    if thresholds is not None:
-        config.update(collision_thresholds=thresholds.static.tolist(),
-                      collision_thresholds_per_velocity=thresholds.per_velocity.tolist())
-    return config
+def _arm(model, plant, config, links, noise=None, seed=0):
+    from robodyn_ros.sim.contact_trials import Arm
+    return Arm(model, plant, config, links, np.radians(Q_START), noise, seed)
 
 
 def scenario(name, urdf, xml, links, args) -> dict:
     """Thresholds from fresh calibration passes, then the false alarms of ``args.passes``."""
     from robodyn_ros.control.collision import fit_thresholds
     from robodyn_ros.sim import make_engine
-    model = _model(urdf)
+    model = read_model(urdf)
     tool = (TOOL_MASS, TOOL_COM, None) if name == "tool" else None
     law = "adaptive_computed_torque" if name == "tool" else "computed_torque"
     noise = NOISE if name == "noise" else None
 
     def arm(thresholds=None, seed=0):
         plant = make_engine("mujoco", model, DT, xml, payload=tool)
-        return Arm(model, plant, _settings(law, thresholds), links, noise, seed)
+        return _arm(model, plant, settings(law, thresholds), links, noise, seed)
 
     learning = 1 if name == "tool" else 0   # the law's first pass with the tool is not counted
     calibration = arm()
-    calibration.passes(learning)
+    passes(calibration, learning)
     start = len(calibration.record)
-    calibration.passes(args.calibration_passes)
-    _, r, qd, _ = calibration.arrays(start)
+    passes(calibration, args.calibration_passes)
+    _, r, qd, _, _ = calibration.arrays(start)
     thresholds = fit_thresholds(model.joint_names, r, qd, GAIN, MARGIN, floor=FLOOR)
     counting = arm(thresholds, seed=1)
-    counting.passes(learning)
+    passes(counting, learning)
     learnt = len(counting.events)
     while counting.loop.collided:
         counting.loop.reset_collision()
     counting.events.clear()
     alarms = 0
     for _ in range(args.passes):
-        counting.passes(1)
+        passes(counting, 1)
         alarms += len(counting.events)
         counting.events.clear()
         if counting.loop.collided:
@@ -188,13 +128,13 @@ def scenario(name, urdf, xml, links, args) -> dict:
 def collide(urdf, xml, links, thresholds, obstacle, reaction) -> dict:
     """One run into the obstacle with ``reaction``: the figures of the module docstring."""
     from robodyn_ros.sim.contact import ContactScene, Obstacle
-    model = _model(urdf)
+    model = read_model(urdf)
     shape = Obstacle(IN_THE_PATH, "sphere", (RADIUS,), name=obstacle,
                      **(SOFT if obstacle == "soft" else {}))
-    arm = Arm(model, ContactScene(model, DT, xml, [shape]), _settings(thresholds=thresholds,
-                                                                     reaction=reaction), links)
-    arm.motion(Q_GOAL, settle=1.0)
-    t, r, qd, force = arm.arrays()
+    arm = _arm(model, ContactScene(model, DT, xml, [shape]),
+               settings(thresholds=thresholds, reaction=reaction), links)
+    arm.motion(np.radians(Q_GOAL), DURATION, 1.0)
+    t, r, qd, _, force = arm.arrays()
     touched_at, touched, _ = arm.plant.first_contact or (None, None, None)
     event = arm.loop.guard.event
     detected = event.time if event is not None else None
@@ -235,7 +175,7 @@ def main(argv=None) -> int:
     require_mujoco()
     urdf = find_share_file("urdf/puma560.urdf")
     xml = urdf.read_text()
-    links = child_links(xml, _model(urdf).joint_names)
+    links = child_links(xml, read_model(urdf).joint_names)
     started = time.monotonic()
     print(f"PUMA 560 on MuJoCo with contacts, computed torque Kp = {KP:g}, Kv = {KV:g}, the 004 "
           f"motion; momentum observer K_O = {GAIN:g} 1/s, thresholds {MARGIN:g} x the envelope "
