@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 
 from .engine import Engine
-from .mujoco_engine import compile_urdf, require_mujoco
+from .mujoco_engine import compile_urdf, require_mujoco, shapes_spec
 
 SHAPES = ("sphere", "box", "capsule", "cylinder")
 # MuJoCo's default contact (solref 0.02 s time constant, damping ratio 1): at 1 kHz RK4 a rigid
@@ -78,15 +78,7 @@ class ContactScene(Engine):
         super().__init__(model, dt)
         mujoco = require_mujoco()
         exact, _ = compile_urdf(urdf, model, dt, root=root)
-        spec = mujoco.MjSpec.from_string(urdf)
-        spec.compiler.fusestatic = False   # every link its own body, named as in the URDF
-        for mesh in list(spec.meshes):     # primitives only: no mesh files to look for
-            spec.delete(mesh)
-        for geom in list(spec.geoms):
-            if geom.type == mujoco.mjtGeom.mjGEOM_MESH:
-                spec.delete(geom)
-            else:
-                geom.contype, geom.conaffinity = 1, 0
+        spec = shapes_spec(urdf, conaffinity=0)
         self.obstacles = tuple(obstacles)
         names = [o.name for o in self.obstacles]
         if len(set(names)) != len(names):

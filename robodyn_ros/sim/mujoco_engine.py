@@ -45,6 +45,22 @@ def require_mujoco():
     return mujoco
 
 
+def shapes_spec(urdf: str, conaffinity: int):
+    """The URDF as a MuJoCo spec of its collision primitives only (no mesh files to look for),
+    every link its own body named as in the URDF; each shape collides with what has
+    ``conaffinity`` (1: with each other, for self-collision; 0: only with an obstacle)."""
+    spec = require_mujoco().MjSpec.from_string(urdf)
+    spec.compiler.fusestatic = False
+    for mesh in list(spec.meshes):
+        spec.delete(mesh)
+    for geom in list(spec.geoms):
+        if geom.type == mujoco.mjtGeom.mjGEOM_MESH:
+            spec.delete(geom)
+        else:
+            geom.contype, geom.conaffinity = 1, conaffinity
+    return spec
+
+
 def principal(inertia):
     """(principal moments, quaternion of their frame in the body frame): I = R diag(m) R^T."""
     moments, R = np.linalg.eigh(inertia)

@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .mujoco_engine import require_mujoco
+from .mujoco_engine import require_mujoco, shapes_spec
 
 SAMPLES = 10000   # the setup assistant's default sampling density is of this order
 _CONTINUOUS_RANGE = np.pi
@@ -48,17 +48,9 @@ class SelfCollision:
 
     def __init__(self, urdf: str):
         mujoco = require_mujoco()
-        spec = mujoco.MjSpec.from_string(urdf)
-        spec.compiler.fusestatic = False          # every link its own body, named as in the URDF
+        spec = shapes_spec(urdf, conaffinity=1)
         spec.compiler.balanceinertia = True       # only kinematics matter here: any body will do
         spec.compiler.boundmass = spec.compiler.boundinertia = 1e-6
-        for mesh in list(spec.meshes):
-            spec.delete(mesh)
-        for geom in list(spec.geoms):
-            if geom.type == mujoco.mjtGeom.mjGEOM_MESH:
-                spec.delete(geom)
-            else:
-                geom.contype, geom.conaffinity = 1, 1
         spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_FILTERPARENT
         self.mj = spec.compile()
         self.data = mujoco.MjData(self.mj)
