@@ -1,0 +1,134 @@
+"""The command stage every command path shares: a law's full joint torque to the effort sent to
+the drive.
+
+A drive that adds gravity (and friction) compensation itself — libfranka's ``Torques`` are
+"desired joint-level torques without gravity and friction", UR's ``direct_torque`` "always
+compensates for gravity" — must not get g(q) from the law as well, or the arm is pushed up with
+its own weight. What the drive adds is estimated from OUR model (the drive's own is not known
+here): the stage takes it off the law's torque, then saturates at the effort limits, then limits
+the change from the last command sent to ``rate`` · dt per joint (libfranka refuses a torque
+that changes faster than 1000 N·m/s, ``kMaxTorqueRate``). In that order: the saturation may not
+undo the rate limit (which would then be broken exactly when it matters), and the rate limit
+acts on what is sent.
+
+The kernels take plain arrays and scalars (no objects), so that a compiled caller — a law's
+1 kHz step, or a numba ``cfunc`` behind a C ABI — calls them as they are.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dynamics.layout import COULOMB_NEG, COULOMB_POS, VISCOUS
+from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea
+from ..plumbing.kernels import (FLOAT, INDEX_VECTOR, INT, PARAMETERS, VECTOR, Direct, as_declared,
+                                kernel, scratch)
+
+#: bits of ``compensates``: what the drive adds to the command it is sent (newton_euler's modes)
+DRIVE_GRAVITY, DRIVE_FRICTION = GRAVITY, FRICTION
+#: what ``compensates`` may name, as the parameter ``drive_compensates`` spells it
+COMPENSATIONS = {"gravity": DRIVE_GRAVITY, "friction": DRIVE_FRICTION}
+#: drive_command_into's result: saturated + RATE_LIMITED * rate_limited (-1: NaN or inf)
+RATE_LIMITED = 1 << 16
+
+
+@kernel
+def drive_adds_into(P, compensates, q, qd, out):
+    """What a drive that adds ``compensates`` (DRIVE_GRAVITY | DRIVE_FRICTION bits) puts on top of
+    its command, by the model ``P`` (chain order, into ``out``): g(q), and the joint friction at
+    q̇ (viscous and Coulomb, as Newton–Euler's friction term counts it). Zero for 0."""
+    n = out.shape[0]
+    if compensates & DRIVE_GRAVITY:
+        zero = scratch(1, n)[0]
+        for i in range(n):
+            zero[i] = 0.0
+        # rnea's one compiled version (the types its Direct call declares)
+        rnea(P, as_declared(q), as_declared(zero), as_declared(zero), NO_WRENCH,
+             as_declared(GRAVITY), as_declared(out))
+    else:
+        for i in range(n):
+            out[i] = 0.0
+    if compensates & DRIVE_FRICTION:
+        for i in range(n):
+            v = qd[i]
+            out[i] += P[i, VISCOUS] * v
+            if v > 0.0:
+                out[i] += P[i, COULOMB_POS]
+            elif v < 0.0:
+                out[i] -= P[i, COULOMB_NEG]
+
+
+@kernel
+def drive_command_into(P, compensates, q, qd, tau, limit, rate, dt, index, previous, effort):
+    """The command sent for the law's full torque ``tau`` (chain order, not changed):
+
+    1. u = tau − drive_adds_into(P, compensates, q, qd) (nothing taken off for 0);
+    2. u clamped to ±``limit`` (chain order);
+    3. u within ``previous`` ± ``rate`` · ``dt`` (``rate`` chain order, N·m/s or N/s, inf: no
+       limit; ``previous`` the last command sent, joints order, NaN where there was none;
+       ``dt`` the seconds since it was sent);
+
+    into ``effort`` in joints order (``index``: the chain joint of each entry; ``effort`` may be
+    ``previous`` itself). Returns -1 when tau or what the drive adds has NaN or inf (``effort``
+    is then not written), else saturated + RATE_LIMITED · rate_limited, the numbers of joints
+    each step changed."""
+    n = tau.shape[0]
+    adds = scratch(1, n)[0]
+    drive_adds_into(P, compensates, q, qd, as_declared(adds))   # its Direct version
+    for i in range(n):
+        if not (np.isfinite(tau[i]) and np.isfinite(adds[i])):
+            return -1
+    saturated = 0
+    limited = 0
+    for k in range(n):
+        i = index[k]
+        u = tau[i] - adds[i]
+        if u > limit[i]:
+            u = limit[i]
+            saturated += 1
+        elif u < -limit[i]:
+            u = -limit[i]
+            saturated += 1
+        last = previous[k]
+        step = rate[i] * dt
+        if np.isfinite(last) and step < np.inf:
+            if u > last + step:
+                u = last + step
+                limited += 1
+            elif u < last - step:
+                u = last - step
+                limited += 1
+        effort[k] = u
+    return saturated + RATE_LIMITED * limited
+
+
+def saturated(code: int) -> int:
+    """How many joints drive_command_into's ``code`` saturated."""
+    return code % RATE_LIMITED
+
+
+def rate_limited(code: int) -> int:
+    """How many joints drive_command_into's ``code`` rate-limited."""
+    return code // RATE_LIMITED
+
+
+# the loop's calls: the model's packed parameters, float64 vectors, an index vector
+DRIVE_ADDS = Direct(drive_adds_into, PARAMETERS, INT, VECTOR, VECTOR, VECTOR)
+DRIVE_COMMAND = Direct(drive_command_into, PARAMETERS, INT, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR,
+                       FLOAT, INDEX_VECTOR, VECTOR, VECTOR)
+
+
+def compensation_bits(names) -> int:
+    """``drive_compensates`` (a list of 'gravity', 'friction'; empty: none) as its bits;
+    ValueError naming the option for anything else."""
+    bits = 0
+    for name in names:
+        if name not in COMPENSATIONS:
+            raise ValueError(f"drive_compensates: {name!r} is not one of {sorted(COMPENSATIONS)}")
+        bits |= COMPENSATIONS[name]
+    return bits
+
+
+def warm_up() -> None:
+    """Compile the calls now, or load them from numba's cache."""
+    DRIVE_ADDS.ready()
+    DRIVE_COMMAND.ready()
