@@ -9,7 +9,7 @@ adapter: what it does with a state, a reference or a failing law is ``control.lo
 from __future__ import annotations
 
 import threading
-from time import perf_counter
+from time import perf_counter, sleep
 
 import numpy as np
 import rclpy.logging
@@ -143,7 +143,11 @@ class ComputedTorqueController(ManagedNode):
         if self._action is not None:
             self._action.preempt(DEACTIVATED)
         with self._lock:  # after the watchdog's last command, if it was sending one
-            self._publish_effort(self.loop.safe_command(self.params["on_deactivate"]).effort)
+            # within effort_rate_limit: steps 1 ms apart, as a drive's cycle takes them
+            for i, step in enumerate(self.loop.safe_commands(self.params["on_deactivate"])):
+                if i:
+                    sleep(1e-3)
+                self._publish_effort(step.effort)
         # the last command must reach the drive even when the process ends right after (Ctrl-C):
         # wait (bounded) until every subscriber acknowledged it
         self._command_pub.wait_for_all_acked(Duration(seconds=0.5))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn_ros.dynamics.model import combine_bodies
+from robodyn_ros.dynamics.newton_euler import FRICTION, GRAVITY
 
 from .bodies import parse_urdf, urdf_bodies
 from .engine import Engine, StepError
@@ -176,6 +177,21 @@ class MujocoEngine(Engine):
         if [d.warning[k].number for k in self._bad] != before:  # MuJoCo reset its data
             raise StepError(f"MuJoCo: {_last_warning[0].strip()}")
         return d.qpos.copy(), d.qvel.copy(), d.nl > 0
+
+    def drive_adds(self, q, qd, compensates):
+        """What a drive adds by MuJoCo's own model: its bias force at rest (gravity), and its
+        joint damping at q̇ (the plant's only friction: see the class), on data of its own."""
+        if not hasattr(self, "_drive_data"):
+            self._drive_data = mujoco.MjData(self.mj)
+        out = np.zeros(self.model.dof)
+        if compensates & GRAVITY:
+            d = self._drive_data
+            d.qpos[:], d.qvel[:] = q, 0.0
+            mujoco.mj_forward(self.mj, d)
+            out += d.qfrc_bias
+        if compensates & FRICTION:
+            out += self.mj.dof_damping * qd
+        return out
 
     def reset(self):
         mujoco.mj_resetData(self.mj, self.data)
