@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..control.drive import compensation_bits
 from ..dynamics.newton_euler import FRICTION as DRIVE_FRICTION
 from ..dynamics.newton_euler import GRAVITY as DRIVE_GRAVITY
 
@@ -48,6 +49,11 @@ class TorqueDrive:
         """What the drive adds at (q, q̇), by its model."""
         return self._adds(q, qd, self.compensates)
 
+    def report(self) -> dict:
+        """What /diagnostics shows of the drive."""
+        return {"drive rate violations (total)": self.violations,
+                "drive peak command rate (N m/s)": self.peak_rate, "drive stopped": self.stopped}
+
     def reset(self) -> None:
         """Released: no command yet, not stopped (the counts stay)."""
         self._last, self.stopped = None, False
@@ -73,3 +79,22 @@ def attach_drive(engine, compensates: int, rate_limit, stop: bool = False,
         engine.drive_model = engine.model.scaled(mass=mass_scale)
     engine.drive = TorqueDrive(engine.drive_adds, compensates, rate_limit, stop)
     return engine.drive
+
+
+def plant_drive(engines, order, compensates, rate, stop: bool = False,
+                mass_scale: float = 1.0) -> TorqueDrive | None:
+    """A simulator's drive (None when ``compensates`` and ``rate`` are empty), shared by its
+    ``engines`` (``make_plant``'s, without the payload and with it: a drive does not know what
+    the arm holds): ``compensates`` a drive_compensates list, ``rate`` drive_rate_limit in
+    ``order``'s joints order (one value: every joint). ValueError naming the option."""
+    if not (compensates or rate):
+        return None
+    n = order.dof
+    if len(rate) not in (0, 1, n) or any(not r > 0.0 for r in rate):
+        raise ValueError(f"drive_rate_limit must be one or {n} positive values, got {list(rate)}")
+    rate = order.to_chain(np.resize(np.asarray(rate, dtype=float), n)) if len(rate) else \
+        np.full(n, np.inf)
+    drive = attach_drive(engines[0], compensation_bits(compensates), rate, stop, mass_scale)
+    for engine in engines[1:]:
+        engine.drive = drive
+    return drive
