@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros.control import ControlLaw, JointTrajectory
-from robodyn_ros.control.drive import DRIVE_GRAVITY
+from robodyn_ros.control.drive import DRIVE_FRICTION, DRIVE_GRAVITY
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.law import load_law
 from robodyn_ros.control.loop import Accepted, ControlLoop, LawFailure, Rejection
@@ -201,3 +201,31 @@ def test_the_observer_is_silent_on_the_drive_s_free_motion_and_finds_a_push(torq
     assert rig.events == [] and rig.drive.violations == 0
     rig.run(0.05, PUSH)
     assert rig.events
+
+
+@pytest.mark.parametrize("name, compensates, rate", [
+    ("franka_controller.yaml", ["gravity", "friction"], 1000.0),
+    ("ur_direct_torque_controller.yaml", ["gravity", "friction"], np.inf)])
+def test_the_driver_files_pass_the_schema_and_say_what_the_drive_adds(name, compensates, rate):
+    """Every parameter of each per-driver file is the controller's and passes its checks; the
+    Franka file configures a loop on the Panda that takes off both and limits the rate."""
+    import yaml
+
+    from robodyn_ros.nodes.controller import schema
+    values = yaml.safe_load((find_share_file(f"config/{name}")).read_text())
+    values = values["computed_torque_controller"]["ros__parameters"]
+    specs = {s.name: s for s in schema()}
+    for key, value in values.items():
+        specs[key].check(value)
+    assert values["drive_compensates"] == compensates
+    assert values["effort_rate_limit"] == ([] if np.isinf(rate) else [rate])
+    if name.startswith("franka"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            panda = RobotModel.from_urdf(str(find_share_file("urdf/panda.urdf")))
+        keys = {"control_law", "kp", "kd", "friction", "effort_limits", "on_timeout",
+                "drive_compensates", "effort_rate_limit", "collision_torque"}
+        loop = ControlLoop(panda, JointOrder(list(panda.joint_names)),
+                           {k: values[k] for k in keys}, values["state_timeout"],
+                           clock=lambda: 1.0)
+        assert loop._stage.compensates == DRIVE_GRAVITY | DRIVE_FRICTION and np.all(loop._stage.rate == rate)

@@ -43,6 +43,7 @@ from .collision_guard import SETTINGS as COLLISION_SETTINGS
 from .collision_guard import CollisionGuard, guard_from_settings
 from .law import ControlLaw, load_law, takes_target
 from .laws import GravityCompensation
+from .succession import carry_over, drift
 from .cycle_steps import (ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW, TAKE_ORDINARY_STATE,
                           TAKE_STATE, TIMEOUT)
 from .drive import CommandStage, compensation_bits, rate_limited, saturated
@@ -93,8 +94,9 @@ class LawFailure(Command):
 @dataclasses.dataclass(frozen=True)
 class Stale(Command):
     """No valid state for state_timeout: ``effort`` is the on_timeout command; ``first`` marks
-    the transition into staleness."""
+    the transition into staleness, ``reason`` says it."""
     first: bool
+    reason: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,6 +269,8 @@ class ControlLoop:
     def apply(self, change: Reconfiguration) -> None:
         self.config = dict(change.values)
         if change.law is not None:
+            if self._law is not None:   # a gain change keeps what an adaptive law learnt
+                carry_over(self._law, change.law)
             self._law = change.law
         if change.limit is not None:
             self._limit = change.limit
@@ -738,7 +742,8 @@ class ControlLoop:
             self.stale = True
             self._set_timeout_effort()
         self._send_safe(self._clock())
-        return Stale(self._effort.copy(), first)
+        return Stale(self._effort.copy(), first, f"no valid joint state for {self.state_timeout} s: "
+                     f"publishing {self.config['on_timeout']}")
 
     def stale_in(self) -> float | None:
         """Seconds until the state goes stale (<= 0 once it has), None before the first valid
@@ -829,6 +834,13 @@ class ControlLoop:
             return None
         return tuple(self.order.from_chain(v) for v in self._sampler.sample(t))
 
+    def describe(self) -> str:
+        """What runs, for a log line: the law, the joints and the model's link masses."""
+        masses = ", ".join(f"{link.mass:.4g}" for link in self.model.links)
+        drive = self.config.get("drive_compensates") or []
+        return (f"{type(self._law).__name__} on joints {list(self.order.names)}; link masses "
+                f"[{masses}] kg; the drive adds {', '.join(drive) or 'nothing'}")
+
     # ------------------------------------------------------------------ statistics
     def report(self) -> tuple[int, str, dict[str, Any]]:
         """(level, message, values) of the window since the last report; starts a new one."""
@@ -857,6 +869,7 @@ class ControlLoop:
             "control law failures (total)": self.law_failures,
             "stale state": self.stale,
             "state age (s)": -1.0 if age is None else age,
+            **drift(self._law),
         }
         if self.guard is not None:
             values["collisions (total)"] = self.collisions
