@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from robodyn_ros.control import ControlLaw, JointTrajectory
+from robodyn_ros.control import JointTrajectory
 from robodyn_ros.control.drive import DRIVE_FRICTION, DRIVE_GRAVITY
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.law import load_law
@@ -17,6 +17,7 @@ from robodyn_ros.dynamics.lagrange_euler import lagrange_euler
 from robodyn_ros.plumbing.resources import find_share_file
 from robodyn_ros.sim.drive import attach_drive
 from robodyn_ros.sim.robodyn_engine import RobodynEngine
+from test_control_loop import NanLaw
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the PUMA data's link 3 inertia warns, rightly
@@ -29,14 +30,6 @@ RATE = 1000.0   # N m/s: a Franka's kMaxTorqueRate
 LAW = {"control_law": "computed_torque", "kp": 100.0, "kd": 20.0}
 PUSH = np.array([0.0, 0.0, -40.0, 0.0, 0.0, 0.0])
 ZERO = np.zeros(6)
-
-
-class NanLaw(ControlLaw):
-    def _configure(self, params):
-        pass
-
-    def compute(self, q, qd, q_des, qd_des, qdd_des, dt=0.0):
-        return np.full(self.dof, np.nan)
 
 
 def laws(name):

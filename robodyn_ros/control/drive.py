@@ -22,6 +22,7 @@ from ..dynamics.layout import COULOMB_NEG, COULOMB_POS, VISCOUS
 from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea
 from ..plumbing.kernels import (FLOAT, INDEX_VECTOR, INT, PARAMETERS, VECTOR, Direct, as_declared,
                                 kernel, scratch)
+from .cycle_steps import clamped
 
 #: bits of ``compensates``: what the drive adds to the command it is sent (newton_euler's modes)
 DRIVE_GRAVITY, DRIVE_FRICTION = GRAVITY, FRICTION
@@ -81,21 +82,14 @@ def drive_command_into(P, compensates, q, qd, tau, limit, rate, dt, index, previ
     limited = 0
     for k in range(n):
         i = index[k]
-        u = tau[i] - adds[i]
-        if u > limit[i]:
-            u = limit[i]
-            saturated += 1
-        elif u < -limit[i]:
-            u = -limit[i]
-            saturated += 1
+        u, hit = clamped(tau[i] - adds[i], limit[i])
+        saturated += hit
         last = previous[k]
         step = rate[i] * dt
         if np.isfinite(last) and step < np.inf:
-            if u > last + step:
-                u = last + step
-                limited += 1
-            elif u < last - step:
-                u = last - step
+            change, hit = clamped(u - last, step)
+            if hit:
+                u = last + change
                 limited += 1
         effort[k] = u
     return saturated + RATE_LIMITED * limited

@@ -29,6 +29,8 @@ import warnings
 
 import numpy as np
 
+from .collision import count_false_alarms, pass_arguments
+
 DT = 1e-3
 RATE = 1000.0                            # N m/s: libfranka's kMaxTorqueRate
 Q_A = (0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8)
@@ -47,10 +49,7 @@ RATIO_BOUND = 1.1
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="robodyn-ros demo drive", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--passes", type=int, default=20, metavar="N",
-                        help="collision-free passes counted for false alarms (default 20)")
-    parser.add_argument("--calibration-passes", type=int, default=2, metavar="N",
-                        help="collision-free passes the thresholds are fitted to (default 2)")
+    pass_arguments(parser, "for false alarms")
     parser.add_argument("--law", nargs="+", choices=tuple(LAWS), default=list(LAWS),
                         help="laws of the tracking table (default both)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
@@ -186,13 +185,7 @@ def observer(model, xml, args) -> dict:
     r, qd = (np.array(v) for v in zip(*record))
     thresholds = fit_thresholds(model.joint_names, r, qd, GAIN, MARGIN, floor=FLOOR)
     counting = Arm(model, _plant(model, xml, True), _config("computed_torque", True, thresholds))
-    alarms = 0
-    for _ in range(args.passes):
-        counting.passes(1)
-        alarms += len(counting.events)
-        counting.events.clear()
-        if counting.loop.collided:
-            counting.loop.reset_collision()
+    alarms = count_false_alarms(counting, args.passes)
     # the sphere where the hand's collision cylinder is CONTACT_AT s into A to B
     probe = Arm(model, _plant(model, xml, True), _config("computed_torque", True))
     probe.go(Q_B, 2.0)
