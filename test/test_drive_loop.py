@@ -118,6 +118,21 @@ def test_the_safe_commands_hold_with_what_the_drive_does_not_add():
     np.testing.assert_allclose(stale.effort, 0.0, atol=1e-9)
 
 
+def test_a_stale_hold_takes_off_the_drive_s_gravity_not_its_friction_at_an_old_velocity():
+    """hold_gravity behind a drive adding both is zero: the last state's velocity is no more (the
+    arm may have stopped), and taking its friction off would push against a motion long over."""
+    t = [100.0]
+    loop = ControlLoop(PUMA, JointOrder(CHAIN, ORDER), {**LAW, "drive_compensates":
+                                                        ["gravity", "friction"]}, 0.1,
+                       clock=lambda: t[0], steady=lambda: t[0])
+    qd = np.array([0.5, -0.4, 0.3, 0.2, -0.1, 0.6])
+    assert np.abs(PUMA.friction_torques(qd)).max() > 0.1   # there is friction to leave alone
+    loop.set_state(ORDER, Q0[::-1], qd[::-1], stamp=t[0])
+    loop.cycle()
+    t[0] += 0.2
+    np.testing.assert_allclose(loop.watchdog().effort, 0.0, atol=1e-9)
+
+
 def test_no_command_path_exceeds_the_rate_limit():
     """References, a goal and its preemption, a law switch, a hold, a collision's reflex, a law
     failure, the watchdog and the deactivation ramp: every command within effort_rate_limit of

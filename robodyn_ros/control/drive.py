@@ -116,7 +116,7 @@ class CommandStage:
     order, inf: none) and the command buffer ``effort`` (joints order), which always holds the
     last command sent: the rate limit's previous one. Every command the controller sends is
     written by :meth:`send` (a law's compiled short path writes ``effort`` itself while the
-    stage is :attr:`plain`, and says when with :meth:`sent`)."""
+    stage is :attr:`plain`, and sets ``sent_at``)."""
 
     def __init__(self, model, index: np.ndarray, effort: np.ndarray, compensates: int = 0,
                  rate: np.ndarray | None = None):
@@ -131,20 +131,17 @@ class CommandStage:
         """Nothing to take off and no rate limit: the saturation alone."""
         return self.compensates == 0 and not np.any(np.isfinite(self.rate))
 
-    def send(self, q, qd, tau, limit, t: float, compensated: bool = True) -> int:
+    def send(self, q, qd, tau, limit, t: float, only: int = -1) -> int:
         """drive_command_into of ``tau`` (chain order, float64) at the state (q, q̇) and time
-        ``t`` into ``effort``, from the last command sent (``compensated`` False: nothing taken
-        off, for a command that is no joint torque, as ``zero``). Its code (-1: nothing sent)."""
+        ``t`` into ``effort``, from the last command sent; of what the drive adds, ``only`` the
+        bits given are taken off (default all; 0: none, for a command that is no joint torque,
+        as ``zero``). Its code (-1: nothing sent)."""
         dt = 0.0 if self.sent_at is None else max(t - self.sent_at, 0.0)
-        code = DRIVE_COMMAND.call(self._params, self.compensates if compensated else 0, q, qd, tau,
+        code = DRIVE_COMMAND.call(self._params, self.compensates & only, q, qd, tau,
                                   limit, self.rate, dt, self._index, self.effort, self.effort)
         if code >= 0:
             self.sent_at = t
         return code
-
-    def sent(self, t: float) -> None:
-        """A command was written into ``effort`` at ``t`` by a law's own compiled path."""
-        self.sent_at = t
 
     def adds(self, q, qd) -> np.ndarray:
         """What the drive adds at (q, q̇) by the model, chain order (a buffer the next call

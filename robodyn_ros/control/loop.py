@@ -46,7 +46,7 @@ from .laws import GravityCompensation
 from .succession import carry_over, drift
 from .cycle_steps import (ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW, TAKE_ORDINARY_STATE,
                           TAKE_STATE, TIMEOUT)
-from .drive import CommandStage, compensation_bits, rate_limited, saturated
+from .drive import DRIVE_GRAVITY, CommandStage, compensation_bits, rate_limited, saturated
 from .drive import warm_up as warm_up_drive
 from .cycle_timing import CAPACITY
 from .cycle_steps import warm_up as warm_up_cycle_steps
@@ -764,11 +764,14 @@ class ControlLoop:
 
     def _send_safe(self, t: float, kind: str | None = None) -> int:
         """The ``kind`` safe command (the timeout's: ``_timeout_effort``) through the command
-        stage into the command at ``t``: hold_gravity less what the drive adds, zero as it is,
-        saturated and rate-limited. The stage's code."""
+        stage into the command at ``t``: hold_gravity less the gravity the drive adds, zero as it
+        is, saturated and rate-limited. The stage's code."""
         kind = kind or self.config["on_timeout"]
         tau = self._timeout_effort if kind == self.config["on_timeout"] else self._safe_effort(kind)
-        code = self._stage.send(self.q, self.qd, tau, self._limit, t, kind == "hold_gravity")
+        # hold_gravity less the drive's gravity; its friction compensation is left as it is (at a
+        # stale state's velocity, taking it off would push against a motion long over)
+        code = self._stage.send(self.q, self.qd, tau, self._limit, t,
+                                DRIVE_GRAVITY if kind == "hold_gravity" else 0)
         if rate_limited(code):
             self.rate_limits("")
         return code
