@@ -93,6 +93,11 @@ def test_the_command_is_the_law_s_less_g_on_a_static_arm():
             loop.set_reference((q + 0.01)[::-1])
         law, command = plain.cycle().effort.copy(), behind.cycle().effort.copy()
         np.testing.assert_allclose(law - command, taken[::-1], rtol=1e-9, atol=1e-9)
+        # a trajectory's sampled reference: the law's compiled short path, then the stage
+        for loop in (plain, behind):
+            loop.set_trajectory(JointTrajectory(ORDER, np.array([1.0]), (q - 0.02)[::-1][None]))
+        law, command = plain.cycle().effort.copy(), behind.cycle().effort.copy()
+        np.testing.assert_allclose(law - command, taken[::-1], rtol=1e-9, atol=1e-9)
         if velocity is ZERO:   # holding the static arm: the drive's g(q) is all it needs
             behind.set_reference(q[::-1])
             np.testing.assert_allclose(behind.cycle().effort, 0.0, atol=1e-9)

@@ -122,14 +122,20 @@ class CommandStage:
                  rate: np.ndarray | None = None):
         self._params, self._index, self.effort = model.params, index, effort
         self.compensates = int(compensates)
-        self.rate = np.full(model.dof, np.inf) if rate is None else np.asarray(rate, dtype=float)
+        self.rate = np.full(model.dof, np.inf) if rate is None else rate
         self.sent_at: float | None = None   # when the last command was sent (None: none yet)
         self._adds = np.zeros(model.dof)
 
     @property
-    def plain(self) -> bool:
-        """Nothing to take off and no rate limit: the saturation alone."""
-        return self.compensates == 0 and not np.any(np.isfinite(self.rate))
+    def rate(self) -> np.ndarray:
+        """The rate limits, chain order (inf: none)."""
+        return self._rate
+
+    @rate.setter
+    def rate(self, rate) -> None:
+        self._rate = np.asarray(rate, dtype=float)
+        #: nothing to take off and no rate limit: the saturation alone (kept, as a cycle asks)
+        self.plain = self.compensates == 0 and not np.any(np.isfinite(self._rate))
 
     def send(self, q, qd, tau, limit, t: float, only: int = -1) -> int:
         """drive_command_into of ``tau`` (chain order, float64) at the state (q, q̇) and time
@@ -138,7 +144,7 @@ class CommandStage:
         as ``zero``). Its code (-1: nothing sent)."""
         dt = 0.0 if self.sent_at is None else max(t - self.sent_at, 0.0)
         code = DRIVE_COMMAND.call(self._params, self.compensates & only, q, qd, tau,
-                                  limit, self.rate, dt, self._index, self.effort, self.effort)
+                                  limit, self._rate, dt, self._index, self.effort, self.effort)
         if code >= 0:
             self.sent_at = t
         return code

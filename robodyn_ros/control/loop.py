@@ -185,6 +185,7 @@ class ControlLoop:
         # they hold the last command sent (the rate limit's previous one): none yet, 0
         self._effort = np.empty(n) if effort_out is None else effort_out
         self._effort[:] = 0.0
+        self._law_effort = np.empty(n)   # the short path's own, while the stage does more
         self._stage = CommandStage(model, order.index, self._effort,
                                    compensation_bits(config.get("drive_compensates") or []))
         self.config: dict[str, Any] = {}
@@ -286,10 +287,12 @@ class ControlLoop:
 
     def _bind_law(self) -> None:
         """The law's short and ordinary paths bound to the effort limits and the command, those
-        it has."""
-        law, bound = self._law, (self._limit, self.order.index, self._effort)
-        plain = self._stage.plain   # else every command goes through the whole stage
-        self._short = None if law.saturating is None or not plain else law.saturating(*bound)
+        it has. Unless the stage only saturates, the short path writes a buffer of its own (the
+        command holds the last one sent, which the stage limits the next one's change from),
+        and the ordinary path, which has no stage, is not taken."""
+        law, plain = self._law, self._stage.plain
+        bound = (self._limit, self.order.index, self._effort if plain else self._law_effort)
+        self._short = None if law.saturating is None else law.saturating(*bound)
         self._ordinary = None if law.answering is None or not plain else law.answering(*bound)
 
     def _make_law(self, values) -> ControlLaw:
@@ -671,7 +674,10 @@ class ControlLoop:
             if law is self._law and self._short is not None and reference is self._sampled:
                 clamped = self._short(self.q, self.qd, self._samples, dt)
                 tau = law.torque
-                self._stage.sent_at = self.time
+                if self._stage.plain:
+                    self._stage.sent_at = self.time
+                elif clamped >= 0:   # the law's torque through the whole stage
+                    clamped = self._stage.send(self.q, self.qd, tau, self._limit, self.time)
             else:
                 tau = law.compute(self.q, self.qd, *reference, dt)
                 bad = self._unusable(tau)
