@@ -46,7 +46,8 @@ from .laws import GravityCompensation
 from .succession import carry_over, drift
 from .cycle_steps import (ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW, TAKE_ORDINARY_STATE,
                           TAKE_STATE, TIMEOUT)
-from .drive import DRIVE_GRAVITY, CommandStage, compensation_bits, rate_limited, saturated
+from .drive import DRIVE_GRAVITY, CommandStage, compensation_bits, rate_limited
+from .drive import saturated as saturated_joints
 from .drive import warm_up as warm_up_drive
 from .cycle_timing import CAPACITY
 from .cycle_steps import warm_up as warm_up_cycle_steps
@@ -698,7 +699,7 @@ class ControlLoop:
         command, or '' (a saturation and a rate limit counted)."""
         if clamped < 0:
             return f"returned NaN or inf {bounded(tau)}"
-        if saturated(clamped):
+        if saturated_joints(clamped):
             self._count_saturation()
         if rate_limited(clamped):
             self.rate_limits("")
