@@ -80,7 +80,7 @@ class ComputedTorqueController(ManagedNode):
                                 max_trajectory_points=p["max_trajectory_points"],
                                 position_limit_margin=p["position_limit_margin"],
                                 links=[joint.child for joint in chain.movable],
-                                shapes=collision_shapes(p, self._published, self.model),
+                                shapes=collision_shapes(p, self.published, self.model),
                                 effort_out=self._command.values)  # a cycle writes the message
         self.joints = list(order.names)
         self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
