@@ -1,0 +1,147 @@
+"""The laws' C entry points (control/native.py, robodyn_ros/native/robodyn_law.h), called from our
+own C harness (robodyn_ros/native/harness.c, compiled with the system's gcc): 10,000 calls from a
+pthread while Python's main thread holds the GIL, every command equal bit for bit to the Python
+law's compute followed by the node's command stage (drive.drive_command_into), no numba
+allocation, and the harness shown to notice a step that does take the GIL."""
+import numba
+import numpy as np
+import pytest
+from numba.core.runtime import _nrt_python, rtsys
+
+from robodyn_ros.apps.benchmarks import native as harness
+from robodyn_ros.apps.benchmarks.control import panda
+from robodyn_ros.apps.benchmarks.dynamics import puma
+from robodyn_ros.control import native
+from robodyn_ros.control.drive import DRIVE_COMMAND, compensation_bits
+from robodyn_ros.control.law import load_law
+from robodyn_ros.control.momentum_observer import MomentumObserver
+
+CALLS = 10_000
+# stateful settings: an integral, the adaptation, the impedance's filters and rate limit
+LAWS = {"computed_torque": {"kp": 100.0, "kd": 20.0, "ki": 50.0},
+        "pd_gravity": {"kp": 200.0, "kd": 20.0, "ki": 20.0},
+        "adaptive_computed_torque": {},
+        "operational_space": {},
+        "cartesian_impedance": {}}
+COMPENSATES = ["gravity", "friction"]
+
+
+@pytest.fixture(scope="module")
+def built():
+    try:
+        harness.harness()
+    except harness.Unavailable as why:
+        pytest.skip(str(why))
+
+
+@pytest.fixture(scope="module", params=["PUMA", "Panda"])
+def arm(request):
+    if request.param == "PUMA":
+        return puma()[1]
+    model = panda()
+    if model is None:
+        pytest.skip("example-robot-data (the Panda) is not installed")
+    return model
+
+
+def expected_commands(law, model, rows, limit, rate):
+    """What the node would publish, call after call: compute, then the command stage."""
+    n = model.dof
+    index = np.arange(n, dtype=np.intp)
+    bits = compensation_bits(COMPENSATES)
+    last, out, codes = np.full(n, np.nan), np.zeros((len(rows), n)), []
+    for k, row in enumerate(rows):
+        q, qd, q_ref, qd_ref, qdd_ref = (np.ascontiguousarray(row[i * n:(i + 1) * n]) for i in range(5))
+        dt = row[5 * n]
+        tau = law.compute(q, qd, q_ref, qd_ref, qdd_ref, dt)
+        codes.append(DRIVE_COMMAND.call(model.params, bits, q, qd, tau, limit, rate, dt, index, last,
+                                        out[k]))
+        last = out[k]
+    return out, np.array(codes)
+
+
+def test_every_law_from_a_pthread_while_python_holds_the_gil(built, arm, record_property):
+    n = arm.dof
+    rows = harness.inputs(n, CALLS)
+    # limits that the motion reaches now and then: the stage's every branch runs
+    limit, rate = 0.5 * arm.effort_limit, np.full(n, 2000.0)
+    _nrt_python.memsys_enable_stats()
+    worst, acted = {}, 0
+    for name, params in LAWS.items():
+        cls = load_law(name)
+        handle = native.native_law(cls(arm, params), limit, rate, COMPENSATES)
+        allocated = rtsys.get_allocation_stats()
+        outputs, status, nanoseconds, finished, _ = harness.threaded(handle, rows, priority=80)
+        assert finished, f"{name}: the native calls waited for the GIL"
+        assert rtsys.get_allocation_stats() == allocated, f"{name}: the step allocated"
+        want, codes = expected_commands(cls(arm, params), arm, rows, limit, rate)
+        assert np.all(codes >= 0) and np.all(status >= 0)
+        assert np.array_equal(outputs, want), f"{name}: not the Python law's command"
+        assert np.array_equal(status & native.SATURATED != 0, codes % (1 << 16) > 0)
+        assert np.array_equal(status & native.RATE_LIMITED != 0, codes >= 1 << 16)
+        worst[name] = nanoseconds.max() / 1e3
+        acted |= np.bitwise_or.reduce(status)
+    assert acted == native.SATURATED | native.RATE_LIMITED
+    record_property("worst call (us)", worst)
+    print(f"{arm.name}: worst of {CALLS} native calls (us): {worst}")
+
+
+def test_the_observer_from_a_pthread_while_python_holds_the_gil(built, arm):
+    n = arm.dof
+    rows = harness.inputs(n, CALLS, observer=True)
+    mine, peer = MomentumObserver(arm, 30.0), MomentumObserver(arm, 30.0)
+    for observer in (mine, peer):
+        observer.reset(rows[0, :n], rows[0, n:2 * n])
+    outputs, status, _, finished, _ = harness.threaded(native.native_observer(mine), rows[1:])
+    assert finished and np.all(status == native.OK)
+    want = [peer.step(r[:n].copy(), r[n:2 * n].copy(), r[2 * n:3 * n].copy(), r[3 * n]).copy()
+            for r in rows[1:]]
+    assert np.array_equal(outputs, want)
+
+
+def test_a_bad_input_writes_nothing_and_changes_nothing(built):
+    model = puma()[1]
+    n = model.dof
+    law = load_law("computed_torque")(model, {"kp": 100.0, "kd": 20.0, "ki": 50.0})
+    handle = native.native_law(law)
+    ones, effort = np.ones(n), np.full(n, 7.0)
+    assert handle(ones, ones, 0 * ones, ones, ones, 1e-3, effort) >= native.OK
+    integral, effort[:] = law.integral, 7.0
+    for bad in (np.nan, np.inf):
+        q = ones.copy()
+        q[2] = bad
+        assert handle(q, ones, ones, ones, ones, 1e-3, effort) == native.BAD_INPUT
+    assert handle(ones, ones, ones, ones, ones, -1e-3, effort) == native.BAD_INPUT
+    assert handle(ones, ones, ones, ones, ones, np.nan, effort) == native.BAD_INPUT
+    assert np.all(effort == 7.0) and np.array_equal(law.integral, integral)
+    # finite inputs whose torque overflows: no command
+    assert handle(ones, 1e200 * ones, ones, ones, ones, 1e-3, effort) == native.NONFINITE_EFFORT
+    assert np.all(effort == 7.0)
+
+
+def test_the_harness_notices_a_step_that_takes_the_gil(built):
+    """The check above can fail: numba's cfunc wrapper takes the GIL to print an exception that
+    nothing caught (which is why every step catches them), and the harness's thread then waits
+    for it until the main thread's busy loop gives up."""
+    @numba.cfunc(native.LAW_SIGNATURE)
+    def raising(law, q, qd, q_ref, qd_ref, qdd_ref, dt, effort):
+        raise ValueError("an uncaught failure in a step")
+
+    model = puma()[1]
+    handle = native.native_law(load_law("pd_gravity")(model, {"kp": 1.0, "kd": 1.0}))
+    handle.struct[native.STEP] = raising.address
+    _, _, _, finished, _ = harness.threaded(handle, harness.inputs(model.dof, 10), hold_for=1.0)
+    assert not finished
+
+
+def test_the_c_floor_is_newton_euler(built, arm):
+    rng = np.random.default_rng(3)
+    for q, qd, qdd in rng.uniform(-1.0, 1.0, (5, 3, arm.dof)):
+        want = arm.inverse_dynamics(q, qd, qdd)
+        assert np.allclose(harness.floor(arm, q, qd, qdd), want, rtol=1e-12, atol=1e-12)
+
+
+def test_the_header_is_shipped_with_the_package():
+    header = native.header_path()
+    assert header.is_file() and f"#define ROBODYN_LAW_ABI {native.ABI}" in header.read_text()
+    assert header.with_name("harness.c").is_file()
