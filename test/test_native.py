@@ -3,6 +3,12 @@ own C harness (robodyn_ros/native/harness.c, compiled with the system's gcc): 10
 pthread while Python's main thread holds the GIL, every command equal bit for bit to the Python
 law's compute followed by the node's command stage (drive.drive_command_into), no numba
 allocation, and the harness shown to notice a step that does take the GIL."""
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
 import numba
 import numpy as np
 import pytest
@@ -145,3 +151,55 @@ def test_the_header_is_shipped_with_the_package():
     header = native.header_path()
     assert header.is_file() and f"#define ROBODYN_LAW_ABI {native.ABI}" in header.read_text()
     assert header.with_name("harness.c").is_file()
+
+
+HOST = Path(__file__).resolve().parent / "native"
+SETUP = """
+from robodyn_ros.apps.benchmarks.dynamics import puma
+from robodyn_ros.control.law import load_law
+from robodyn_ros.control.native import native_law
+handle = native_law(load_law("computed_torque")(puma()[1], {"kp": 100.0, "kd": 20.0, "ki": 50.0}))
+address = handle.address
+"""
+
+
+def _host(tmp_path):
+    """plugin.c (a controller's library: it owns the interpreter) and loader.c (a host that
+    knows no Python and dlopens the plugin RTLD_LOCAL, as class_loader does), compiled."""
+    if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        pytest.skip("this Python has no shared libpython for a C host to load")
+    libdir = sysconfig.get_config_var("LIBDIR")
+    libpython = Path(libdir) / sysconfig.get_config_var("LDLIBRARY")
+    plugin, loader = tmp_path / "libplugin.so", tmp_path / "loader"
+    for command in (
+            ["gcc", "-shared", "-fPIC", f"-I{native.header_path().parent}",
+             f"-I{sysconfig.get_config_var('INCLUDEPY')}", str(HOST / "plugin.c"), "-o", str(plugin),
+             f"-L{libdir}", f"-l{libpython.stem.removeprefix('lib')}", f"-Wl,-rpath,{libdir}", "-ldl"],
+            ["gcc", str(HOST / "loader.c"), "-o", str(loader), "-ldl", "-pthread"]):
+        subprocess.run(command, check=True, capture_output=True)
+    (tmp_path / "setup.py").write_text(SETUP)
+    return [str(loader), str(plugin), str(Path(sys.executable).absolute())], str(libpython)
+
+
+def test_a_c_host_that_owns_the_interpreter_calls_the_law(built, tmp_path):
+    """What doc/native.md tells a ros2_control controller to do, done by our own C: numpy's
+    modules need libpython's symbols global (a plugin loaded RTLD_LOCAL does not make them so),
+    the ROS wheels' start-up hook is kept from exec'ing the host, and the commands from the
+    host's thread are the Python law's."""
+    command, libpython = _host(tmp_path)
+    model = puma()[1]
+    rows = harness.inputs(model.dof, 200)
+    text = "\n".join(" ".join(repr(float(x)) for x in row) for row in rows)
+    env = {k: v for k, v in os.environ.items() if k != "_ROS_WHEELS_BOOTSTRAP_COMPLETE"}
+    local = subprocess.run([*command, "-", str(tmp_path / "setup.py"), "200"], input=text,
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert local.returncode != 0 and "undefined symbol" in local.stderr, local.stderr[-2000:]
+    run = subprocess.run([*command, libpython, str(tmp_path / "setup.py"), "200"], input=text,
+                         capture_output=True, text=True, env=env, timeout=300, check=True)
+    got = np.array([[float(x) for x in line.split()] for line in run.stdout.splitlines()])
+    law = load_law("computed_torque")(model, {"kp": 100.0, "kd": 20.0, "ki": 50.0})
+    handle = native.native_law(law)
+    want = np.zeros((len(rows), model.dof))
+    statuses = [handle(*(np.ascontiguousarray(r[i * 6:(i + 1) * 6]) for i in range(5)), r[30], want[k])
+                for k, r in enumerate(rows)]
+    assert np.array_equal(got[:, 0], statuses) and np.array_equal(got[:, 1:], want)

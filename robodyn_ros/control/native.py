@@ -412,3 +412,15 @@ def native_observer(observer: MomentumObserver) -> NativeLaw:
              _c(observer._ws), _c(observer._state), _c(observer.residual), observer._ws.shape[1]]
     return NativeLaw("momentum_observer", observer, OBSERVER, observer._P, observer._state,
                      observer.residual, table)
+
+
+# CPU seconds of compiling the six steps, the kernels they call already in numba's cache (a fresh
+# process on the shared 2-core machine, 2026-12-01 evening)
+COMPILE_SECONDS = 10
+
+
+def warm_up(notify=print):
+    """Compile (or load from numba's cache) every step."""
+    from ..plumbing.kernels import warm_up as _warm_up
+    return _warm_up("native entry points", lambda: [compiled(name) for name in _STEPS], notify,
+                    COMPILE_SECONDS)
