@@ -105,6 +105,30 @@ def test_the_observer_from_a_pthread_while_python_holds_the_gil(built, arm):
     assert np.array_equal(outputs, want)
 
 
+def test_an_observer_following_the_adaptive_law_reads_its_estimate_in_place(built):
+    """The node's pairing (collision_guard.follow): the observer's model takes the adaptive law's
+    estimate at every step; natively it reads the law's buffer, written by the law's own step."""
+    model = puma()[1]
+    n = model.dof
+    rows = harness.inputs(n, 500)
+    pairs = []
+    for _ in range(2):
+        law, observer = load_law("adaptive_computed_torque")(model), MomentumObserver(model, 30.0)
+        observer.follow(law)
+        observer.reset(rows[0, :n], rows[0, n:2 * n])
+        pairs.append((law, observer))
+    (law, observer), (peer_law, peer) = pairs
+    step, observe = native.native_law(law), native.native_observer(observer)
+    effort, residual = np.zeros(n), np.zeros(n)
+    for row in rows[1:]:
+        q, qd, q_ref, qd_ref, qdd_ref = (np.ascontiguousarray(row[i * n:(i + 1) * n]) for i in range(5))
+        assert step(q, qd, q_ref, qd_ref, qdd_ref, row[5 * n], effort) >= 0
+        assert observe(q, qd, law.torque.copy(), row[5 * n], residual) == native.OK
+        peer_law.compute(q, qd, q_ref, qd_ref, qdd_ref, row[5 * n])
+        assert np.array_equal(residual, peer.step(q, qd, peer_law.torque.copy(), row[5 * n]))
+    assert not np.array_equal(law.estimates, law.initial_estimates)   # it did learn
+
+
 def test_a_bad_input_writes_nothing_and_changes_nothing(built):
     model = puma()[1]
     n = model.dof
@@ -125,6 +149,7 @@ def test_a_bad_input_writes_nothing_and_changes_nothing(built):
     assert np.all(effort == 7.0)
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")   # its print
 def test_the_harness_notices_a_step_that_takes_the_gil(built):
     """The check above can fail: numba's cfunc wrapper takes the GIL to print an exception that
     nothing caught (which is why every step catches them), and the harness's thread then waits
@@ -144,7 +169,7 @@ def test_the_c_floor_is_newton_euler(built, arm):
     rng = np.random.default_rng(3)
     for q, qd, qdd in rng.uniform(-1.0, 1.0, (5, 3, arm.dof)):
         want = arm.inverse_dynamics(q, qd, qdd)
-        assert np.allclose(harness.floor(arm, q, qd, qdd), want, rtol=1e-12, atol=1e-12)
+        assert np.array_equal(harness.floor(arm, q, qd, qdd), want)   # the same operations, in C
 
 
 def test_the_header_is_shipped_with_the_package():

@@ -254,21 +254,22 @@ def cartesian_impedance(law, q, qd, q_ref, qd_ref, qdd_ref, dt, effort):
 
 
 def momentum_observer(law, q, qd, tau, dt, residual):
-    """1 P (written: the followed estimate), 2 rows, 3 columns, 4 their count, 5 the estimate,
-    6 K_O, 7 friction, 8 ws, 9 state (6, n), 10 r. dt > 0; r copied into ``residual``."""
+    """1 rows, 2 columns (the model's cells the followed estimate is written to), 3 their count,
+    4 the estimate, 5 K_O, 6 friction, 7 ws, 8 state (6, n), 9 r, 10 ws's width. dt > 0; r
+    copied into ``residual``."""
     words = numba.carray(law, (WORDS,))
     t, n = _table(words), words[DOF]
     q, qd, tau = numba.carray(q, (n,)), numba.carray(qd, (n,)), numba.carray(tau, (n,))
     if not (np.isfinite(dt) and dt > 0.0 and _finite(q, n) and _finite(qd, n) and _finite(tau, n)):
         return BAD_INPUT
-    k = t[4]
-    r = as_declared(_doubles(t, 10, (n,)))
+    k = t[3]
+    r = as_declared(_doubles(t, 9, (n,)))
     try:
-        observer_step(_doubles(t, 1, (n + 1, N_COLUMNS)), as_declared(_indices(t, 2, k)),
-                      as_declared(_indices(t, 3, k)), as_declared(_doubles(t, 5, (k,))),
-                      as_declared(q), as_declared(qd), as_declared(tau), dt,
-                      as_declared(_doubles(t, 6, (n,))), t[7] != 0, _doubles(t, 8, (n, t[11])),
-                      _doubles(t, 9, (6, n)), r)
+        observer_step(numba.carray(_pointer(words[MODEL]), (n + 1, N_COLUMNS), np.float64),
+                      as_declared(_indices(t, 1, k)), as_declared(_indices(t, 2, k)),
+                      as_declared(_doubles(t, 4, (k,))), as_declared(q), as_declared(qd),
+                      as_declared(tau), dt, as_declared(_doubles(t, 5, (n,))), t[6] != 0,
+                      _doubles(t, 7, (n, t[10])), _doubles(t, 8, (6, n)), r)
     except Exception:
         return FAILED
     out = numba.carray(residual, (n,))
@@ -407,10 +408,10 @@ def native_observer(observer: MomentumObserver) -> NativeLaw:
         raise ValueError("native_observer: reset(q, qd) the observer first (p(0) is not known)")
     law = observer._law
     estimate = np.zeros(0) if law is None else law._estimate[:law._adapted]
-    table = [_c(observer._P), _c(observer._rows, np.intp), _c(observer._cols, np.intp),
+    table = [_c(observer._rows, np.intp), _c(observer._cols, np.intp),
              observer._rows.size, estimate, _c(observer.gain), int(observer.friction),
              _c(observer._ws), _c(observer._state), _c(observer.residual), observer._ws.shape[1]]
-    return NativeLaw("momentum_observer", observer, OBSERVER, observer._P, observer._state,
+    return NativeLaw("momentum_observer", observer, OBSERVER, _c(observer._P), observer._state,
                      observer.residual, table)
 
 

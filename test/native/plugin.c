@@ -25,6 +25,7 @@ int plugin_configure(const char *python, const char *libpython, const char *setu
     setenv("_ROS_WHEELS_BOOTSTRAP_COMPLETE", "1", 1);
     PyConfig config;
     PyConfig_InitPythonConfig(&config);
+    config.install_signal_handlers = 0;   /* SIGINT stays the host's */
     PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, python);
     if (!PyStatus_Exception(status))
         status = Py_InitializeFromConfig(&config);
