@@ -122,6 +122,8 @@ def _native_rows(model, arm):
         handle = native_law(law(model, params))
         ours, python, c_floor = native.costs(handle, law(model, params), model)
         *_, nanoseconds, finished, realtime = native.threaded(handle, rounds, priority=80)
+        alone, contended = (native.python_times(law(model, params), rounds[:2000], busy).max() / 1e3
+                            for busy in (False, True))
         floors += c_floor
         (m, lo, hi), (p, p_lo, p_hi) = native.spread(ours), native.spread(python)
         row = figure(f"{name} native step ({arm}), per call (us)", lo * 1e6, m * 1e6, peer=p * 1e6,
@@ -130,9 +132,12 @@ def _native_rows(model, arm):
                           f"10,000 from a {'SCHED_FIFO' if realtime else 'SCHED_OTHER'} pthread, "
                           f"GIL held{'' if finished else ' (it WAITED for the GIL)'}: "
                           f"{nanoseconds.max() / 1e3:.3g} us, 99.9th percentile "
-                          f"{np.percentile(nanoseconds, 99.9) / 1e3:.3g} us")
+                          f"{np.percentile(nanoseconds, 99.9) / 1e3:.3g} us; compute's worst of "
+                          f"2,000 from a Python thread: {alone:.3g} us, {contended:.3g} us while "
+                          "another holds the GIL")
         row["ratio"] = m / p
         row["worst"] = nanoseconds.max() / 1e3
+        row["python worst"] = [alone, contended]
         rows.append(row)
     m, lo, hi = native.spread(floors)
     rows.append(figure(f"C Newton-Euler pass, the floor ({arm}), per call (us)", lo * 1e6, m * 1e6,

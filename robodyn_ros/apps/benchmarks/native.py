@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -102,6 +103,29 @@ def threaded(handle, rows, hold_for=60.0, priority=0):
         sys.setswitchinterval(interval)
     lib.harness_join(run)   # ctypes lets go of the GIL here
     return outputs, status, nanoseconds, finished, bool(realtime[0])
+
+
+def python_times(law, rows, contended):
+    """Nanoseconds of each ``law.compute`` over ``rows`` (as ``inputs`` makes them), called from
+    a Python thread of its own; ``contended``: while this thread runs a busy loop, as a Python
+    executor's thread would be busy with callbacks (the GIL then changes hands every switch
+    interval)."""
+    n = law.dof
+    calls = [tuple(np.ascontiguousarray(r[k * n:(k + 1) * n]) for k in range(5)) + (r[5 * n],)
+             for r in rows]
+    times = np.zeros(len(calls), dtype=np.int64)
+
+    def loop():
+        for k, args in enumerate(calls):
+            start = time.perf_counter_ns()
+            law.compute(*args)
+            times[k] = time.perf_counter_ns() - start
+    thread = threading.Thread(target=loop)
+    thread.start()
+    while contended and thread.is_alive():
+        pass
+    thread.join()
+    return times
 
 
 def floor(model, q, qd, qdd):
