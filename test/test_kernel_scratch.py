@@ -40,14 +40,15 @@ ONE_VERSION = """
 import json
 import numba
 import numpy as np
-from robodyn_ros.control import adaptive
+from robodyn_ros.control import adaptive, drive
 from robodyn_ros.dynamics import crba, forward, newton_euler, regressor
 from robodyn_ros.dynamics import model as dynamics_model
 from robodyn_ros.dynamics.counting import generic_arm
 
 arm = generic_arm(6, seed=1)
 for direct in (dynamics_model._RNEA_WRENCH, dynamics_model._CRBA, dynamics_model._FORWARD_WRENCH,
-               regressor._ONE, regressor._PAYLOAD, adaptive._PAYLOAD_STEP, adaptive._BASE_STEP):
+               regressor._ONE, regressor._PAYLOAD, adaptive._PAYLOAD_STEP, adaptive._BASE_STEP,
+               drive.DRIVE_ADDS):
     direct.ready()   # the versions the API's Direct calls declare
 Q, W = np.zeros((2, 6)), np.ones((2, 6))
 mode = newton_euler.GRAVITY | newton_euler.TIP_WRENCH
@@ -57,11 +58,11 @@ for caller, args in ((newton_euler.rnea_batch, (arm.params, Q, Q, Q, W, mode, np
                       (arm.params, Q, Q, Q, W, mode, np.empty((2, 6))))):
     numba.njit(cache=False)(caller.py_func)(*args)   # typed anew, whatever the cache holds
 for direct in (dynamics_model._FORWARD_WRENCH, adaptive._PAYLOAD_STEP, adaptive._BASE_STEP,
-               adaptive._ANSWER):   # typed as their Direct calls them
+               adaptive._ANSWER, drive.DRIVE_COMMAND):   # typed as their Direct calls them
     numba.njit(cache=False)(direct._kernel.py_func).compile(direct._signature)
 print(json.dumps({f.py_func.__name__: len(f.signatures) for f in (
     newton_euler.rnea, crba.crba, forward.forward_dynamics, regressor.regressor_one,
-    regressor.payload_one, adaptive.payload_step, adaptive.base_step)}))
+    regressor.payload_one, adaptive.payload_step, adaptive.base_step, drive.drive_adds_into)}))
 """
 
 

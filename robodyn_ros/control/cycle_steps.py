@@ -14,6 +14,16 @@ from ..plumbing.kernels import (BOOL, BYTE_VECTOR, BYTES, C_ARRAY3, C_MATRIX, C_
 from .trajectory import SAMPLE, sample_into
 
 
+@inline
+def clamped(t, limit):
+    """``t`` within ±``limit``, and whether it was outside."""
+    if t > limit:
+        return limit, True
+    if t < -limit:
+        return -limit, True
+    return t, False
+
+
 @kernel
 def saturate_into(tau, limit, index, out):
     """out[k] = tau[index[k]] clamped to [-limit, +limit] of that joint (``index``: chain joint of
@@ -23,18 +33,12 @@ def saturate_into(tau, limit, index, out):
     for i in range(n):
         if not np.isfinite(tau[i]):
             return -1
-    clamped = 0
+    count = 0
     for k in range(n):
         i = index[k]
-        t = tau[i]
-        if t > limit[i]:
-            t = limit[i]
-            clamped += 1
-        elif t < -limit[i]:
-            t = -limit[i]
-            clamped += 1
-        out[k] = t
-    return clamped
+        out[k], hit = clamped(tau[i], limit[i])
+        count += hit
+    return count
 
 
 @inline

@@ -22,6 +22,7 @@ from ..dynamics.layout import COULOMB_NEG, COULOMB_POS, VISCOUS
 from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea
 from ..plumbing.kernels import (FLOAT, INDEX_VECTOR, INT, PARAMETERS, VECTOR, Direct, as_declared,
                                 kernel, scratch)
+from .cycle_steps import clamped
 
 #: bits of ``compensates``: what the drive adds to the command it is sent (newton_euler's modes)
 DRIVE_GRAVITY, DRIVE_FRICTION = GRAVITY, FRICTION
@@ -81,21 +82,14 @@ def drive_command_into(P, compensates, q, qd, tau, limit, rate, dt, index, previ
     limited = 0
     for k in range(n):
         i = index[k]
-        u = tau[i] - adds[i]
-        if u > limit[i]:
-            u = limit[i]
-            saturated += 1
-        elif u < -limit[i]:
-            u = -limit[i]
-            saturated += 1
+        u, hit = clamped(tau[i] - adds[i], limit[i])
+        saturated += hit
         last = previous[k]
         step = rate[i] * dt
         if np.isfinite(last) and step < np.inf:
-            if u > last + step:
-                u = last + step
-                limited += 1
-            elif u < last - step:
-                u = last - step
+            change, hit = clamped(u - last, step)
+            if hit:
+                u = last + change
                 limited += 1
         effort[k] = u
     return saturated + RATE_LIMITED * limited
@@ -115,6 +109,49 @@ def rate_limited(code: int) -> int:
 DRIVE_ADDS = Direct(drive_adds_into, PARAMETERS, INT, VECTOR, VECTOR, VECTOR)
 DRIVE_COMMAND = Direct(drive_command_into, PARAMETERS, INT, VECTOR, VECTOR, VECTOR, VECTOR, VECTOR,
                        FLOAT, INDEX_VECTOR, VECTOR, VECTOR)
+
+
+class CommandStage:
+    """One controller's stage: what its drive adds (``compensates`` bits), its rate limits (chain
+    order, inf: none) and the command buffer ``effort`` (joints order), which always holds the
+    last command sent: the rate limit's previous one. Every command the controller sends is
+    written by :meth:`send` (a law's compiled short path writes ``effort`` itself while the
+    stage is :attr:`plain`, and says when with :meth:`sent`)."""
+
+    def __init__(self, model, index: np.ndarray, effort: np.ndarray, compensates: int = 0,
+                 rate: np.ndarray | None = None):
+        self._params, self._index, self.effort = model.params, index, effort
+        self.compensates = int(compensates)
+        self.rate = np.full(model.dof, np.inf) if rate is None else np.asarray(rate, dtype=float)
+        self.sent_at: float | None = None   # when the last command was sent (None: none yet)
+        self._adds = np.zeros(model.dof)
+
+    @property
+    def plain(self) -> bool:
+        """Nothing to take off and no rate limit: the saturation alone."""
+        return self.compensates == 0 and not np.any(np.isfinite(self.rate))
+
+    def send(self, q, qd, tau, limit, t: float, compensated: bool = True) -> int:
+        """drive_command_into of ``tau`` (chain order, float64) at the state (q, q̇) and time
+        ``t`` into ``effort``, from the last command sent (``compensated`` False: nothing taken
+        off, for a command that is no joint torque, as ``zero``). Its code (-1: nothing sent)."""
+        dt = 0.0 if self.sent_at is None else max(t - self.sent_at, 0.0)
+        code = DRIVE_COMMAND.call(self._params, self.compensates if compensated else 0, q, qd, tau,
+                                  limit, self.rate, dt, self._index, self.effort, self.effort)
+        if code >= 0:
+            self.sent_at = t
+        return code
+
+    def sent(self, t: float) -> None:
+        """A command was written into ``effort`` at ``t`` by a law's own compiled path."""
+        self.sent_at = t
+
+    def adds(self, q, qd) -> np.ndarray:
+        """What the drive adds at (q, q̇) by the model, chain order (a buffer the next call
+        overwrites; zero for a plain effort drive)."""
+        if self.compensates:
+            DRIVE_ADDS.call(self._params, self.compensates, q, qd, self._adds)
+        return self._adds
 
 
 def compensation_bits(names) -> int:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plumbing.reasons import bounded
+from .drive import DRIVE_FRICTION, DRIVE_GRAVITY
 from .joints import JointOrder
 from .trajectory import JointTrajectory, TrajectoryError, limit_violation, point_derivatives
 
@@ -36,13 +37,15 @@ class EffortFeedforward:
     ``friction``: include the model's joint friction (viscous and Coulomb at the point's
     velocity). ``position_limit_margin``: a point beyond the URDF's position limits by more than
     this is refused, as the controller refuses it. ``max_points``: larger trajectories are refused
-    before any work is spent on them.
+    before any work is spent on them. ``compensates``: what the drive adds itself (``drive``'s
+    bits), left out of the efforts: g(q) for DRIVE_GRAVITY, the friction for DRIVE_FRICTION.
     """
 
     def __init__(self, model, friction: bool = True, position_limit_margin: float = 0.0,
-                 max_points: int = 10_000):
+                 max_points: int = 10_000, compensates: int = 0):
         self.model = model
-        self.friction = bool(friction)
+        self.compensates = int(compensates)
+        self.friction = bool(friction) and not self.compensates & DRIVE_FRICTION
         self.position_limit_margin = float(position_limit_margin)
         self.max_points = int(max_points)
 
@@ -71,6 +74,9 @@ class EffortFeedforward:
             raise TrajectoryError(outside)
         qd, qdd = point_derivatives(chain)
         tau = model.inverse_dynamics(chain.positions, qd, qdd, friction=self.friction)
+        if self.compensates & DRIVE_GRAVITY:
+            rest = np.zeros_like(qd)
+            tau -= model.inverse_dynamics(chain.positions, rest, rest, friction=False)
         if not np.all(np.isfinite(tau)):
             point = int(np.argwhere(~np.isfinite(tau))[0, 0])
             raise TrajectoryError(f"the effort of point {point} is not finite: "

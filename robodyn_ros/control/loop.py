@@ -43,8 +43,11 @@ from .collision_guard import SETTINGS as COLLISION_SETTINGS
 from .collision_guard import CollisionGuard, guard_from_settings
 from .law import ControlLaw, load_law, takes_target
 from .laws import GravityCompensation
-from .cycle_steps import (ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW, SATURATE, TAKE_ORDINARY_STATE,
+from .succession import carry_over, drift
+from .cycle_steps import (ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW, TAKE_ORDINARY_STATE,
                           TAKE_STATE, TIMEOUT)
+from .drive import CommandStage, compensation_bits, rate_limited, saturated
+from .drive import warm_up as warm_up_drive
 from .cycle_timing import CAPACITY
 from .cycle_steps import warm_up as warm_up_cycle_steps
 from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler, limit_violation
@@ -57,7 +60,10 @@ UNHEARD = (False, np.empty(0), np.empty(0, np.intp), np.empty(0, np.int32))
 PER_JOINT = ("kp", "kd", "ki", "integral_limit", "lambda", "dead_zone", "posture_kp", "posture_kd",
              "torque_rate_limit")
 #: Settings of the loop itself (the rest of a configuration is the law's).
-LOOP_SETTINGS = ("control_law", "effort_limits", "on_timeout", *COLLISION_SETTINGS)
+DRIVE_SETTINGS = ("drive_compensates", "effort_rate_limit")
+LOOP_SETTINGS = ("control_law", "effort_limits", "on_timeout", *DRIVE_SETTINGS, *COLLISION_SETTINGS)
+#: the loop's settings that are no law's
+OWN = {"effort_limits", "on_timeout", *DRIVE_SETTINGS, *COLLISION_SETTINGS}
 _KEEP = object()   # a Reconfiguration that leaves the collision guard as it is
 
 
@@ -88,8 +94,9 @@ class LawFailure(Command):
 @dataclasses.dataclass(frozen=True)
 class Stale(Command):
     """No valid state for state_timeout: ``effort`` is the on_timeout command; ``first`` marks
-    the transition into staleness."""
+    the transition into staleness, ``reason`` says it."""
     first: bool
+    reason: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +106,7 @@ class Reconfiguration:
     law: ControlLaw | None
     limit: np.ndarray | None
     guard: CollisionGuard | None | object = _KEEP
+    rate: np.ndarray | None = None   # effort_rate_limit, chain order
 
 
 class _Window:
@@ -173,12 +181,20 @@ class ControlLoop:
         self._margin = position_limit_margin
         self._clock, self._steady, self._law_class, self._log = clock, steady, law_class, log
         n = model.dof
+        # the efforts each cycle writes: a serialized command's values copy nothing to publish;
+        # they hold the last command sent (the rate limit's previous one): none yet, 0
+        self._effort = np.empty(n) if effort_out is None else effort_out
+        self._effort[:] = 0.0
+        self._stage = CommandStage(model, order.index, self._effort,
+                                   compensation_bits(config.get("drive_compensates") or []))
         self.config: dict[str, Any] = {}
         self._law = None
-        self.apply(self.prepare({"effort_limits": [], "on_timeout": ON_TIMEOUT[0], **config}))
+        self.apply(self.prepare({"effort_limits": [], "on_timeout": ON_TIMEOUT[0],
+                                 "effort_rate_limit": [], **config}))
         self._gravity = GravityCompensation(model, {"friction": False})
         self.rejected = CountedEvent("input rejected", log, steady)
         self.saturations = CountedEvent("effort saturated at the limit", log, steady)
+        self.rate_limits = CountedEvent("effort rate-limited (effort_rate_limit)", log, steady)
         self.law_failures = 0
         self.enabled = True
         self.stale = False
@@ -211,13 +227,12 @@ class ControlLoop:
         self._match: np.ndarray | Rejection = Rejection("no joint state yet")
         self._last_t: float | None = None
         self._timeout_effort = np.zeros(n)
-        # the efforts each cycle writes: a serialized command's values copy nothing to publish
-        self._effort = np.empty(n) if effort_out is None else effort_out
         self._command = Command(self._effort)
         self._bind_law()
         warm_up_cycle_steps()  # compiled at setup: loaded now, not in the first cycle
+        warm_up_drive()
         self._window = _Window(steady())
-        self._reported = (0, 0, 0)  # saturations, rejections, law failures at the last report
+        self._reported = (0, 0, 0, 0)  # saturations, rejections, law failures, rate limits
 
     # ------------------------------------------------------------------ configuration
     @property
@@ -234,7 +249,11 @@ class ControlLoop:
                              f"got {bounded(repr(changes['on_timeout']))}")
         if "effort_limits" in changes:
             limit = self._effort_limits(changes["effort_limits"])
-        if changes.keys() - {"effort_limits", "on_timeout", *COLLISION_SETTINGS}:
+        rate = self._rate_limits(changes["effort_rate_limit"]) if "effort_rate_limit" in changes \
+            else None
+        if "drive_compensates" in changes:
+            compensation_bits(changes["drive_compensates"] or [])   # ValueError naming the option
+        if changes.keys() - OWN:
             law = self._make_law(values)
         guard = _KEEP
         friction = bool((law or self._law).params.get("friction", True))
@@ -245,14 +264,18 @@ class ControlLoop:
                                  "the collision settings")
             guard = guard_from_settings(self.model, self.order, values, self._links, friction,
                                         self.state_timeout)
-        return Reconfiguration(values, law, limit, guard)
+        return Reconfiguration(values, law, limit, guard, rate)
 
     def apply(self, change: Reconfiguration) -> None:
         self.config = dict(change.values)
         if change.law is not None:
+            if self._law is not None:   # a gain change keeps what an adaptive law learnt
+                carry_over(self._law, change.law)
             self._law = change.law
         if change.limit is not None:
             self._limit = change.limit
+        if change.rate is not None:
+            self._stage.rate = change.rate
         if change.guard is not _KEEP:
             self.guard = change.guard
         if self.guard is not None and (change.law is not None or change.guard is not _KEEP):
@@ -265,8 +288,9 @@ class ControlLoop:
         """The law's short and ordinary paths bound to the effort limits and the command, those
         it has."""
         law, bound = self._law, (self._limit, self.order.index, self._effort)
-        self._short = None if law.saturating is None else law.saturating(*bound)
-        self._ordinary = None if law.answering is None else law.answering(*bound)
+        plain = self._stage.plain   # else every command goes through the whole stage
+        self._short = None if law.saturating is None or not plain else law.saturating(*bound)
+        self._ordinary = None if law.answering is None or not plain else law.answering(*bound)
 
     def _make_law(self, values) -> ControlLaw:
         name = values["control_law"]
@@ -308,6 +332,21 @@ class ControlLoop:
             raise ValueError(f"effort_limits must be {self.model.dof} positive values in joints "
                              f"order {bounded(self.order.names)} (or empty for the URDF's), "
                              f"got {bounded(repr(list(limits)))}")
+        return self.order.to_chain(v)
+
+    def _rate_limits(self, rates) -> np.ndarray:
+        """effort_rate_limit (joints order; one value: every joint; empty: none) in chain order."""
+        n = self.model.dof
+        try:
+            v = np.asarray(rates if len(rates) != 1 else list(rates) * n, dtype=float)
+        except (TypeError, ValueError):
+            v = None
+        if v is not None and v.size == 0:
+            return np.full(n, np.inf)
+        if v is None or v.shape != (n,) or np.any(np.isnan(v)) or np.any(v <= 0):
+            raise ValueError(f"effort_rate_limit must be one value or {n} positive values (N m/s "
+                             f"or N/s) in joints order {bounded(self.order.names)} (or empty for "
+                             f"none), got {bounded(repr(list(rates)))}")
         return self.order.to_chain(v)
 
     # ------------------------------------------------------------------ inputs
@@ -590,6 +629,7 @@ class ControlLoop:
         self.q, self.qd, self.stamp, self._latest, self.time, self._last_t = q, qd, t, t, t, t
         self.received = self._steady()
         self.reference = self._sampled
+        self._stage.sent_at = t
         if clamped:
             bad = self._judged(clamped, self._law.torque)
             if bad:
@@ -617,11 +657,9 @@ class ControlLoop:
         """_command_by after the law ran: ``bad`` says how it failed ('' when it did not)."""
         computed = time.perf_counter()
         result = self._failure(law, bad) if bad else self._command
-        if self.guard is not None:   # the torque the observer integrates at the next cycle
-            if bad:
-                self._applied[:] = self._timeout_effort
-            else:
-                self._applied[self.order.index] = self._effort
+        if self.guard is not None:   # the torque the observer integrates at the next cycle:
+            self._applied[self.order.index] = self._effort   # the command and what the drive adds
+            self._applied += self._stage.adds(self.q, self.qd)
         self._window.add(computed - start, time.perf_counter() - start,
                          self._clock() - self.stamp if self.stamp else math.nan)
         return result
@@ -633,6 +671,7 @@ class ControlLoop:
             if law is self._law and self._short is not None and reference is self._sampled:
                 clamped = self._short(self.q, self.qd, self._samples, dt)
                 tau = law.torque
+                self._stage.sent_at = self.time
             else:
                 tau = law.compute(self.q, self.qd, *reference, dt)
                 bad = self._unusable(tau)
@@ -640,19 +679,23 @@ class ControlLoop:
                     return bad
                 if tau.dtype is not FLOAT64:  # a law may compute in another type
                     tau = tau.astype(np.float64)
-                # checked for NaN and inf, saturated and put into joints order in one call
-                clamped = SATURATE.call(tau, self._limit, self.order.index, self._effort)
+                # checked for NaN and inf, what the drive adds taken off, saturated, rate-limited
+                # and put into joints order in one call
+                clamped = self._stage.send(self.q, self.qd, tau, self._limit, self.time)
         except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
             return f"raised {exc!r}"
         return self._judged(clamped, tau)
 
     def _judged(self, clamped: int, tau: np.ndarray) -> str:
-        """After the saturation of ``tau`` clamped ``clamped`` joints (-1: NaN or inf in it):
-        why it is no command, or '' (a saturation counted)."""
+        """After the command stage on ``tau`` gave ``clamped`` (-1: NaN or inf in it; else
+        ``drive.drive_command_into``'s count of saturated and rate-limited joints): why it is no
+        command, or '' (a saturation and a rate limit counted)."""
         if clamped < 0:
             return f"returned NaN or inf {bounded(tau)}"
-        if clamped:
-            self._count_saturation(tau)
+        if saturated(clamped):
+            self._count_saturation()
+        if rate_limited(clamped):
+            self.rate_limits("")
         return ""
 
     def _failure(self, law, bad: str) -> LawFailure:
@@ -662,7 +705,8 @@ class ControlLoop:
                          f"{self.config['on_timeout']}")
         self.rejected(reason)
         self._set_timeout_effort()
-        return LawFailure(self.order.from_chain(self._timeout_effort), reason)
+        self._send_safe(self.time)
+        return LawFailure(self._effort, reason)
 
     def _reference_at(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The reference point set, or the trajectory's at ``t`` in the rows of _samples."""
@@ -673,18 +717,18 @@ class ControlLoop:
 
     def _unusable(self, tau) -> str:
         """Why the law's result is no effort vector of this arm ('' when it is; NaN and inf are
-        found by SATURATE)."""
+        found by the command stage)."""
         if not isinstance(tau, np.ndarray):
             return f"returned a {type(tau).__name__}, not a numpy array"
         if tau.shape != (self.model.dof,):
             return f"returned shape {tau.shape} instead of {(self.model.dof,)}"
         return ""
 
-    def _count_saturation(self, tau: np.ndarray) -> None:
+    def _count_saturation(self) -> None:
         """Counted each cycle; which joints, only for the line logged (every cycle while the
         arm pushes on something: the text cost some 25 µs a cycle in the running node)."""
         def which() -> str:
-            over = np.flatnonzero(self._effort != self.order.from_chain(tau))
+            over = np.flatnonzero(np.abs(self._effort) >= self.order.from_chain(self._limit))
             return f"joints {bounded([self.order.names[i] for i in over])}"
         self.saturations(which)
 
@@ -697,7 +741,9 @@ class ControlLoop:
         if first:
             self.stale = True
             self._set_timeout_effort()
-        return Stale(self.order.from_chain(self._timeout_effort), first)
+        self._send_safe(self._clock())
+        return Stale(self._effort.copy(), first, f"no valid joint state for {self.state_timeout} s: "
+                     f"publishing {self.config['on_timeout']}")
 
     def stale_in(self) -> float | None:
         """Seconds until the state goes stale (<= 0 once it has), None before the first valid
@@ -710,17 +756,38 @@ class ControlLoop:
         self._timeout_effort = self._safe_effort(self.config["on_timeout"])
 
     def _safe_effort(self, kind: str) -> np.ndarray:
-        """A safe command (chain order): hold_gravity = g(q) at the last valid state within the
-        effort limits, zero = no effort."""
+        """A safe command's joint torque (chain order): hold_gravity = g(q) at the last valid
+        state, zero = no effort."""
         if kind == "hold_gravity":
-            return np.clip(self.model.gravity_torques(self.q), -self._limit, self._limit)
+            return self.model.gravity_torques(self.q)
         return np.zeros(self.model.dof)
 
-    def safe_command(self, kind: str) -> Command:
-        """The ``kind`` safe command in `joints` order (what a deactivated controller leaves)."""
+    def _send_safe(self, t: float, kind: str | None = None) -> int:
+        """The ``kind`` safe command (the timeout's: ``_timeout_effort``) through the command
+        stage into the command at ``t``: hold_gravity less what the drive adds, zero as it is,
+        saturated and rate-limited. The stage's code."""
+        kind = kind or self.config["on_timeout"]
+        tau = self._timeout_effort if kind == self.config["on_timeout"] else self._safe_effort(kind)
+        code = self._stage.send(self.q, self.qd, tau, self._limit, t, kind == "hold_gravity")
+        if rate_limited(code):
+            self.rate_limits("")
+        return code
+
+    def safe_commands(self, kind: str, period: float = 1e-3, most: int = 1000) -> list[Command]:
+        """The ``kind`` safe command in `joints` order (what a deactivated controller leaves),
+        reached from the last command sent in steps ``period`` apart within effort_rate_limit:
+        one command without a rate limit, at most ``most``."""
         if kind not in ON_TIMEOUT:
             raise ValueError(f"a safe command is one of {list(ON_TIMEOUT)}, got {kind!r}")
-        return Command(self.order.from_chain(self._safe_effort(kind)))
+        self._set_timeout_effort()
+        steps, t = [], self._clock()
+        for _ in range(most):
+            code = self._send_safe(t, kind)
+            steps.append(Command(self._effort.copy()))
+            if not rate_limited(code):
+                break
+            t += period
+        return steps
 
     def activate(self) -> None:
         """Start commanding from the measured position: hold it, with a fresh integral (the
@@ -767,14 +834,22 @@ class ControlLoop:
             return None
         return tuple(self.order.from_chain(v) for v in self._sampler.sample(t))
 
+    def describe(self) -> str:
+        """What runs, for a log line: the law, the joints and the model's link masses."""
+        masses = ", ".join(f"{link.mass:.4g}" for link in self.model.links)
+        drive = self.config.get("drive_compensates") or []
+        return (f"{type(self._law).__name__} on joints {list(self.order.names)}; link masses "
+                f"[{masses}] kg; the drive adds {', '.join(drive) or 'nothing'}")
+
     # ------------------------------------------------------------------ statistics
     def report(self) -> tuple[int, str, dict[str, Any]]:
         """(level, message, values) of the window since the last report; starts a new one."""
         now, w = self._steady(), self._window
         elapsed, cycles, timings = now - w.start, w.cycles, w.summary()
         w.restart(now)
-        counts = (self.saturations.count, self.rejected.count, self.law_failures)
-        saturated, rejected, failed = (c - r for c, r in zip(counts, self._reported))
+        counts = (self.saturations.count, self.rejected.count, self.law_failures,
+                  self.rate_limits.count)
+        saturated, rejected, failed, limited = (c - r for c, r in zip(counts, self._reported))
         self._reported = counts
         age = None if self.received is None else now - self.received
         on_timeout = self.config["on_timeout"]
@@ -785,6 +860,8 @@ class ControlLoop:
             **timings,
             "saturations (window)": saturated,
             "saturations (total)": self.saturations.count,
+            "rate limits (window)": limited,
+            "rate limits (total)": self.rate_limits.count,
             "rejected inputs (window)": rejected,
             "rejected inputs (total)": self.rejected.count,
             "last rejection": self.rejected.last_reason,
@@ -792,6 +869,7 @@ class ControlLoop:
             "control law failures (total)": self.law_failures,
             "stale state": self.stale,
             "state age (s)": -1.0 if age is None else age,
+            **drift(self._law),
         }
         if self.guard is not None:
             values["collisions (total)"] = self.collisions
@@ -813,4 +891,6 @@ class ControlLoop:
             return WARN, f"inputs rejected: {self.rejected.last_reason}", values
         if saturated:
             return WARN, "effort saturated", values
+        if limited:
+            return WARN, "effort rate-limited", values
         return OK, "tracking" if self.enabled else "disabled: gravity compensation", values

@@ -22,6 +22,7 @@ from rclpy.parameter import Parameter
 import numpy as np
 
 from ..plumbing.reasons import CountedEvent, bounded
+from ..plumbing.stamps import stamp_parts, stamp_seconds  # noqa: F401 (the nodes' import)
 from ..spatial.trajectory import SetpointError
 from .parameters import ParamSpec
 
@@ -149,34 +150,6 @@ class Parameters:
 def _plain(value):
     """Array parameters arrive as array.array or tuples; hand them on as lists."""
     return list(value) if isinstance(value, (list, tuple, array.array)) else value
-
-
-def stamp_seconds(stamp, what: str = "time") -> float:
-    """A builtin_interfaces Time or Duration (``sec``, ``nanosec``) in seconds; ValueError for
-    one no clock gives: a negative time, or ``nanosec`` of a second or more (the same rule for a
-    header stamp and a ``time_from_start`` in every node)."""
-    if stamp.sec < 0 or stamp.nanosec >= 1_000_000_000:
-        raise ValueError(f"{what} sec={stamp.sec}, nanosec={stamp.nanosec} is no valid time (sec "
-                         "must be >= 0 and nanosec < 1e9)")
-    return stamp.sec + 1e-9 * stamp.nanosec
-
-
-def stamp_parts(seconds: float) -> tuple[int, int]:
-    """Seconds (>= 0) as a stamp's (sec, nanosec), to the nearest nanosecond."""
-    return divmod(round(seconds * 1e9), 1_000_000_000)
-
-
-def unanswered(stamp, answered, clock) -> bool:
-    """Whether a measurement stamped ``stamp`` (a builtin_interfaces Time) is one to answer, the last
-    one answered being stamped ``answered`` ((sec, nanosec) or None). One answer per measurement:
-    a step-locked simulator publishes an unanswered state again, and a second, stale answer would
-    take the place of the next state's and leave the loop a period behind for good. The stamp is
-    compared exactly (as float seconds two a nanosecond apart are one). A zero stamp means
-    unstamped (each answered) on wall time only (``clock``: the node's, asked only then): on
-    simulated time it is the first instant, which a standing simulator publishes again until its
-    first command."""
-    exact = (stamp.sec, stamp.nanosec)
-    return exact != answered or (exact == (0, 0) and not clock.ros_time_is_active)
 
 
 def seconds_clock(node) -> Callable[[], float]:

@@ -9,36 +9,37 @@ adapter: what it does with a state, a reference or a failing law is ``control.lo
 from __future__ import annotations
 
 import threading
-from time import perf_counter
+from time import perf_counter, sleep
 
 import numpy as np
 import rclpy.logging
 from rclpy.duration import Duration
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from ..control.cycle_timing import CycleTiming
 from ..control.goal import PATH_TOLERANCE_VIOLATED, Tolerances
+from ..control.intake import StateIntake
 from ..control.joints import JointOrder
 from ..control.law import warm_up_laws
-from ..control.loop import (LOOP_SETTINGS, WARN, Accepted, Command, ControlLoop, LawFailure,
+from ..control.loop import (LOOP_SETTINGS, WARN, Command, ControlLoop, LawFailure,
                             Rejection, Stale)
 from ..dynamics import warm_up
 from .parameters import controller_schema, node_schema
-from .common import Diagnostics, second_writers, seconds_clock, stamp_parts, stamp_seconds, unanswered
+from .common import Diagnostics, second_writers, seconds_clock, stamp_parts
 from .collisions import CollisionInterface
-from .description import DESCRIPTION_QOS, chain_of, describes_robot, load_model
+from .description import chain_of, load_model
 from .cartesian import CartesianInterface
 from .controller_state import ControllerStatePublisher
-from .estimates import EstimatesInterface, carry_over, drift
-from .lifecycle import SUCCESS, ManagedNode
+from .estimates import EstimatesInterface
+from .lifecycle import ManagedNode
 from .process import spin
 from .messages import (NO_CONTROL_MSGS, FollowJointTrajectory, JointStateReader, trajectory_from_serialized,
                        trajectory_sizes)
-from .serialized import SerializedFloat64MultiArray, Time
+from .serialized import SerializedFloat64MultiArray
 from .trajectory_action import DEACTIVATED, TrajectoryAction
 from .watchdog import WatchdogThread
 
@@ -57,34 +58,22 @@ class ComputedTorqueController(ManagedNode):
         self._config_keys = [s.name for s in specs if s.name in LOOP_SETTINGS or s.name not in own]
         self.loop = self._action = None
         self._lock = threading.Lock()  # the loop, shared with the watchdog's thread
-        self._published = None  # the URDF from /robot_description
         self._timing = None  # CycleTiming, from configure
         self._now = seconds_clock(self)   # the loop's clock
+        self._simulated = lambda: self.get_clock().ros_time_is_active
         Diagnostics(self, self._report, self.params["diagnostic_period"], timing=self._timing_report)
         self.params.on_set(self._validate, self._apply)
-        if describes_robot(self.params):
-            self.start()
-        else:
-            self.create_subscription(String, "robot_description", self._on_description,
-                                     DESCRIPTION_QOS)
-            self.get_logger().warning("no robot_description or urdf_file: waiting for "
-                                      "/robot_description")
-
-    def _on_description(self, msg: String):
-        self._published = msg.data
-        if self.params["autostart"] and self.loop is None:
-            if self.trigger_configure() == SUCCESS:
-                self.trigger_activate()
+        self.start_when_described()   # the URDF from /robot_description: self.published
 
 
     # ------------------------------------------------------------------ lifecycle
     def configure(self):
         p = self.params
-        self.model = load_model(p, self._published)
+        self.model = load_model(p, self.published)
         # compile what the first cycle and any law switched to later need (or load it from the cache)
         warm_up(notify=self.get_logger().info, forward=False)
         warm_up_laws(notify=self.get_logger().info)
-        order, chain = JointOrder(self.model.joint_names, p["joints"]), chain_of(p, self._published)
+        order, chain = JointOrder(self.model.joint_names, p["joints"]), chain_of(p, self.published)
         self._command = SerializedFloat64MultiArray(self.model.dof)
         self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
                                 p["state_timeout"], clock=self._now, log=self.get_logger().warning,
@@ -93,15 +82,13 @@ class ComputedTorqueController(ManagedNode):
                                 links=[joint.child for joint in chain.movable],
                                 effort_out=self._command.values)  # a cycle writes the message
         self.joints = list(order.names)
-        # the last valid state's header stamp (echoed by the state); rate 0: the last one answered
-        self._state_time = self._answered = None
         self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
         self._timing = CycleTiming(NAME, self._rate)  # each cycle's execution time and period
         self._command_pub = self.own(self.create_publisher(Float64MultiArray,
                                                              p["command_topic"], 10))
         self._state = self.own(ControllerStatePublisher(self, self.joints))
         # raw: read straight from the bytes, a tenth of what rclpy's message conversion costs
-        self._joint_states = JointStateReader(JointState)
+        self._intake = StateIntake(self.loop, JointStateReader(JointState), self._lock)
         self.subscribe(JointState, "joint_states", self._on_joint_state, raw=True)
         # raw: the size is judged before a flood of points is read, and points are read as arrays
         self.subscribe(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, raw=True)
@@ -129,10 +116,8 @@ class ComputedTorqueController(ManagedNode):
         cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
         source = p["urdf_file"] or ("robot_description parameter" if p["robot_description"].strip()
                                     else "/robot_description")
-        masses = ", ".join(f"{link.mass:.4g}" for link in self.model.links)
-        self.get_logger().info(f"{type(self.loop.law).__name__} on joints {self.joints}, "
-                               f"commands on {p['command_topic']} ({cadence}); model from "
-                               f"{source}, link masses [{masses}] kg")
+        self.get_logger().info(f"{self.loop.describe()}; commands on {p['command_topic']} "
+                               f"({cadence}); model from {source}")
 
     def activate(self):
         self.loop.activate()
@@ -143,7 +128,11 @@ class ComputedTorqueController(ManagedNode):
         if self._action is not None:
             self._action.preempt(DEACTIVATED)
         with self._lock:  # after the watchdog's last command, if it was sending one
-            self._publish_effort(self.loop.safe_command(self.params["on_deactivate"]).effort)
+            # within effort_rate_limit: steps 1 ms apart, as a drive's cycle takes them
+            for i, step in enumerate(self.loop.safe_commands(self.params["on_deactivate"])):
+                if i:
+                    sleep(1e-3)
+                self._publish_effort(step.effort)
         # the last command must reach the drive even when the process ends right after (Ctrl-C):
         # wait (bounded) until every subscriber acknowledged it
         self._command_pub.wait_for_all_acked(Duration(seconds=0.5))
@@ -173,60 +162,31 @@ class ComputedTorqueController(ManagedNode):
         law = self.loop.law
         self.loop.apply(change)
         if self.loop.law is not law:
-            carry_over(law, self.loop.law)  # a gain change keeps what an adaptive law learnt
             self.get_logger().info(f"control law now {type(self.loop.law).__name__} "
                                    f"{self.loop.law.params}")
 
     # ------------------------------------------------------------------ inputs
     def _on_joint_state(self, raw: bytes):
         start = perf_counter()  # a cycle is timed from its joint state's arrival to its command
-        loop, reader = self.loop, self._joint_states
+        intake = self._intake
         if self._rate == 0.0 and self.active and self._cartesian.idle:
             # rate 0, the ordinary case: the state taken and answered, and the controller state
             # written, in one step
-            with self._lock:  # against the watchdog's thread
-                command = loop.answer(raw, reader.names, reader.names_bytes, reader.stamp,
-                                      self._state.out)
+            command = intake.answer(raw, self._state.out)
             if command is not None:
-                # (sec, nanosec) as a plain tuple: a Time costs a Python call more
-                self._answered = self._state_time = stamp = tuple(reader.stamp.tolist())
-                self._publish(command, stamp, written=True)
+                self._publish(command, intake.stamp, written=True)
                 self._timing.record(start, perf_counter())
                 return
-        match = loop.match_of(reader.names)
-        if match is not None:   # the joints the last state named: taken straight from its bytes
-            q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: the loop keeps them
-            header = reader.take(raw, match, q, qd)
-            if header is not None:
-                with self._lock:
-                    result = loop.take_state(q, qd, header.sec + 1e-9 * header.nanosec)
-                return self._took(start, header, result)
-        try:
-            header, names, position, velocity, effort = reader.read(raw)
-            stamp = stamp_seconds(header, "header.stamp")
-        except ValueError as exc:
-            return loop.reject(f"joint state: {exc}")
-        with self._lock:
-            result = loop.set_state(names, position, velocity, stamp, effort)
-        self._took(start, header, result)
-
-    def _took(self, start: float, header: Time, result: Accepted | Rejection):
-        """After a joint state stamped ``header`` was given to the loop (received at ``start``):
-        at rate 0, the cycle that answers it."""
+        result = intake.take(raw)
         if isinstance(result, Rejection):
             return
-        self._state_time = header
         if result.note:  # after an outage or a jump of time back: holding the measured position
             self.get_logger().info(result.note)
             if self._action is not None:
                 self._action.preempt(result.note)
         # rate 0: one answer per state (a step-locked simulator publishes one again)
-        if self._rate == 0.0 and self.active and unanswered(
-                header, self._answered, self.get_clock()):
-            self._answered = (header.sec, header.nanosec)
-            self._cartesian.before_cycle()  # a Cartesian trajectory sampled at the state
-            self._publish(self.loop.cycle())
-            self._timing.record(start, perf_counter())
+        if self._rate == 0.0 and self.active and intake.due(self._simulated):
+            self._cycle(start)
 
     def _on_trajectory(self, raw: bytes):
         try:
@@ -260,17 +220,18 @@ class ComputedTorqueController(ManagedNode):
     # ------------------------------------------------------------------ output
     def _on_timer(self):
         if self.active and self.loop.active:
-            start = perf_counter()
-            self._cartesian.before_cycle()  # a Cartesian trajectory sampled at the state
-            self._publish(self.loop.cycle())
-            self._timing.record(start, perf_counter())
+            self._cycle(perf_counter())
+
+    def _cycle(self, start: float):
+        """A cycle on the latest state, timed from ``start``."""
+        self._cartesian.before_cycle()  # a Cartesian trajectory sampled at the state
+        self._publish(self.loop.cycle())
+        self._timing.record(start, perf_counter())
 
     def _on_stale(self, stale: Stale):
         """From the watchdog's thread, under the lock."""
         if stale.first:
-            why = (f"no valid joint state for {self.loop.state_timeout} s: publishing "
-                   f"{self.loop.config['on_timeout']}")
-            self.get_logger().warning(why)
+            self.get_logger().warning(why := stale.reason)
             goal = self._action.running if self._action is not None else None
             if goal is not None and self.executor is not None:
                 # the goal cannot go on (control resumes holding the measured position): its
@@ -287,7 +248,7 @@ class ComputedTorqueController(ManagedNode):
             return self._publish_effort(command.effort)
         self._command_pub.publish(bytes(self._command))   # the cycle wrote it in place
         if stamp is None:   # an unstamped state's: the time the cycle sampled the reference at
-            stamp = self._state_time if self.loop.stamp else stamp_parts(self.loop.time)
+            stamp = self._intake.stamp if self.loop.stamp else stamp_parts(self.loop.time)
         if written:
             self._state.send()
         else:
@@ -316,13 +277,12 @@ class ComputedTorqueController(ManagedNode):
     def _report(self):
         if self.loop is None:
             waiting = self.configure_error or ("waiting for /robot_description"
-                                               if self._published is None else "unconfigured")
+                                               if self.published is None else "unconfigured")
             return WARN, waiting, {}
         self._state.refresh()
         self._cartesian.refresh()
         self._collisions.refresh()
         level, message, values = self.loop.report()
-        values.update(drift(self.loop.law))
         values.update(self._cartesian.report())
         crowded = second_writers(self, self._command_pub, values)
         if crowded and level < WARN:

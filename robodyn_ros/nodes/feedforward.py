@@ -21,6 +21,7 @@ from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 
+from ..control.drive import compensation_bits
 from ..control.feedforward import EffortFeedforward
 from ..dynamics import warm_up
 from .parameters import node_schema
@@ -46,8 +47,12 @@ class EffortFeedforwardNode(Node):
         p = self.params
         self.model = load_model(p, published)
         warm_up(notify=self.get_logger().info, forward=False)
+        try:
+            compensates = compensation_bits(p["drive_compensates"])
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
         self.core = EffortFeedforward(self.model, p["friction"], p["position_limit_margin"],
-                                      p["max_trajectory_points"])
+                                      p["max_trajectory_points"], compensates)
         controller = p["controller_name"].rstrip("/")
         if not controller:
             raise ConfigurationError("controller_name must name the joint_trajectory_controller")
@@ -69,7 +74,8 @@ class EffortFeedforwardNode(Node):
                 cancel_callback=self._on_cancel)
         Diagnostics(self, self._report, p["diagnostic_period"])
         self.get_logger().info(
-            f"Newton-Euler efforts ({'with' if self.core.friction else 'without'} friction) for "
+            f"Newton-Euler efforts ({'with' if self.core.friction else 'without'} friction; the "
+            f"drive adds {p['drive_compensates'] or 'nothing'}) for "
             f"joints {self.model.joint_names} into {self._publisher.topic_name}"
             + ("" if FollowJointTrajectory is None else f" and the action {target}"))
 

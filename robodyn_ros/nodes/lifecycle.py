@@ -18,8 +18,10 @@ import threading
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.publisher import Publisher
+from std_msgs.msg import String
 
 from .common import ConfigurationError, Parameters
+from .description import DESCRIPTION_QOS, describes_robot
 
 RCLError = rclpy_implementation.RCLError
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
@@ -150,6 +152,23 @@ class ManagedNode(LifecycleNode):
         if self.trigger_configure() != SUCCESS:
             raise ConfigurationError(self.configure_error)
         self.trigger_activate()
+
+    def start_when_described(self) -> None:
+        """``start`` now when the parameters name a robot description; else once
+        /robot_description publishes one (its URDF kept in ``published``; with ``autostart``:
+        configured and activated then), warning meanwhile."""
+        self.published = None
+        if describes_robot(self.params):
+            return self.start()
+        self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
+        self.get_logger().warning("no robot_description or urdf_file: waiting for "
+                                  "/robot_description")
+
+    def _on_description(self, msg: String) -> None:
+        self.published = msg.data   # a later one serves the next configure
+        if (self.params["autostart"] and self._state_machine.current_state[1] == "unconfigured"
+                and self.trigger_configure() == SUCCESS):
+            self.trigger_activate()
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         self.configuring.set()

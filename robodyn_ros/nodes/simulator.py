@@ -29,7 +29,8 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from robodyn_ros.dynamics import warm_up
-from robodyn_ros.sim import StepError, make_engine, wrench_refusal
+from robodyn_ros.sim import StepError, make_plant, wrench_refusal
+from robodyn_ros.sim.drive import plant_drive
 
 from ..control.joints import JointOrder
 from ..dynamics.description import read_description
@@ -68,28 +69,20 @@ class ArmSimulator(Node):
             raise ConfigurationError(str(exc)) from exc
         self._order = order.index
         self.joints = list(order.names)
-        if p["mass_scale"] != 1.0 or p["friction_scale"] != 1.0:
-            model = model.scaled(mass=p["mass_scale"], friction=p["friction_scale"])
-        bare = model
-        if p["payload_mass"] > 0.0:
-            if len(p["payload_com"]) != 3:
-                raise ConfigurationError(f"payload_com must be [x, y, z], got {p['payload_com']}")
-            model = model.with_payload(p["payload_mass"], com=p["payload_com"])
-        self.model = model
         self._dt = 1.0 / p["rate"]
         urdf = published or read_description(*robot_description_source(p))[1]
-        try:
-            self.engine = make_engine(
+        try:   # (without payload, with it): the arm picks the payload up at payload_time
+            self._engines = make_plant(
                 p["engine"], model, self._dt, urdf, mass_scale=p["mass_scale"],
-                root=p["root_link"] or None,
-                payload=(p["payload_mass"], p["payload_com"], p["tip_link"] or None)
-                if p["payload_mass"] > 0.0 else None)
-            # (without payload, with it): the arm picks the payload up at payload_time
-            self._engines = (self.engine if bare is model else make_engine(
-                p["engine"], bare, self._dt, urdf, mass_scale=p["mass_scale"],
-                root=p["root_link"] or None), self.engine)
+                friction_scale=p["friction_scale"], payload_mass=p["payload_mass"],
+                payload_com=p["payload_com"], tip=p["tip_link"] or None, root=p["root_link"] or None)
+            self.drive = plant_drive(self._engines, order, p["drive_compensates"],
+                                     p["drive_rate_limit"], p["drive_stop_on_rate_violation"],
+                                     p["drive_mass_scale"])
         except (ImportError, ValueError) as exc:
             raise ConfigurationError(f"engine '{p['engine']}': {exc}") from exc
+        self.engine = self._engines[1]
+        self.model = model = self.engine.model
         self._payload_ns = round(1e9 * p["payload_time"])
         self.params.on_set(lambda changes: changes.get("payload_time"), self._schedule_payload)
         if getattr(self.engine, "coulomb_dropped", False):
@@ -203,6 +196,10 @@ class ArmSimulator(Node):
             "clamped efforts (total, steps)": engine.clamped,
             "position-limit stops (total, steps)": engine.stopped,
         }
+        if self.drive is not None:
+            values.update(self.drive.report())
+            if self.drive.stopped:
+                return ERROR, "drive stopped: a command over drive_rate_limit (~/reset)", values
         if failed:
             return ERROR, f"integration failed {failed} time(s): state held", values
         if clamped:
@@ -218,6 +215,8 @@ class ArmSimulator(Node):
     def _on_reset(self, request, response):
         self.q, self.qd = self._initial.copy(), np.zeros(self.model.dof)
         self.engine.reset()
+        if self.drive is not None:
+            self.drive.reset()
         self._braked = True
         response.success = True
         response.message = ("back at initial_position, at rest, braked until the next command; "
@@ -286,7 +285,7 @@ class ArmSimulator(Node):
         o, s = self._order, self._state
         np.take(q, o, out=s.position)
         np.take(qd, o, out=s.velocity)
-        np.take(self.engine.applied(self._tau), o, out=s.effort)
+        np.take(self.engine.joint_torque(self._tau, self.q, self.qd), o, out=s.effort)
         self._state_sent = s.write(sec, nanosec)
         self._state_pub.publish(self._state_sent)
 

@@ -26,10 +26,11 @@ from ..stewart.force_loop import (LEG_NAMES, Disabled, ForceLoop, Forces, Level,
                                   Rejection, Withheld)
 from ..spatial.trajectory import SetpointError
 from ..stewart.tracking import Gains
+from ..plumbing.stamps import unanswered
 from .lifecycle import ManagedNode
 from .process import spin
 from .common import (ERROR, OK, WARN, ConfigurationError, CountedWarning, Diagnostics, point_arrays,
-                     stamp_seconds, unanswered, vector)
+                     stamp_seconds, vector)
 
 DIAGNOSTIC_LEVEL = {Level.OK: OK, Level.WARN: WARN, Level.ERROR: ERROR}
 
@@ -172,8 +173,9 @@ class StewartPlatformNode(ManagedNode):
         rejection = self.loop.measure(msg.position, msg.velocity, msg.name, stamp)
         if rejection is None and self.loop.control == "computed_torque":
             # one answer per measurement (a step-locked simulator publishes one again)
-            if unanswered(msg.header.stamp, self._answered,
-                          self.get_clock()) and self.step():
+            stamp = msg.header.stamp
+            if unanswered((stamp.sec, stamp.nanosec), self._answered,
+                          lambda: self.get_clock().ros_time_is_active) and self.step():
                 self._answered = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         return rejection
 

@@ -1,5 +1,6 @@
 """The URDF's own link bodies, as written: what a simulator is given."""
 import io
+import re
 from contextlib import redirect_stderr
 
 import numpy as np
@@ -7,13 +8,16 @@ import numpy as np
 # the loader's own reading of an <origin> (one of each thing; private there, shared here)
 from robodyn_ros.dynamics.urdf import _origin as origin
 
+_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
+
 
 def parse_urdf(urdf: str):
     """The urdfdom-py robot of a URDF text (its complaints about <robodyn_ros>, <ros2_control> and
-    <gazebo>, which it does not know, silenced)."""
+    <gazebo>, which it does not know, silenced). The text is decoded already: an XML declaration
+    naming its encoding (UR's files have one), which lxml refuses in a str, is left out."""
     from urdf_parser_py.urdf import URDF
     with redirect_stderr(io.StringIO()):
-        return URDF.from_xml_string(urdf)
+        return URDF.from_xml_string(_DECLARATION.sub("", urdf, count=1))
 
 
 def urdf_bodies(robot):

@@ -77,15 +77,16 @@ def check(urdf: str):
     return found
 
 
-def tolerated_by_our_model(urdf: str):
-    """Whether robodyn_ros's model builds the chain anyway (its only need: M(q) positive definite
-    at q = 0) and what it says."""
+def tolerated_by_our_model(urdf: str, root_link=None, tip_link=None):
+    """Whether robodyn_ros's model builds the chain (``root_link`` to ``tip_link``; None: the
+    file's root, its one leaf) anyway (its only need: M(q) positive definite at q = 0) and what
+    it says."""
     import warnings
     from robodyn_ros.dynamics import RobotModel
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         try:
-            model = RobotModel.from_urdf(urdf)
+            model = RobotModel.from_urdf(urdf, root_link=root_link, tip_link=tip_link)
             np.linalg.cholesky(model.mass_matrix(np.zeros(model.dof)))
         except (ValueError, np.linalg.LinAlgError) as exc:
             return False, [str(exc)]

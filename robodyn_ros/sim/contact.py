@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 
 from .engine import Engine
-from .mujoco_engine import compile_urdf, require_mujoco
+from .mujoco_engine import compile_urdf, drive_bias, require_mujoco
 
 SHAPES = ("sphere", "box", "capsule", "cylinder")
 # MuJoCo's default contact (solref 0.02 s time constant, damping ratio 1): at 1 kHz RK4 a rigid
@@ -130,6 +130,12 @@ class ContactScene(Engine):
             m.jnt_limited[j], m.jnt_range[j] = exact.jnt_limited[source], exact.jnt_range[source]
             m.jnt_solref[j] = exact.jnt_solref[source]
         m.opt.gravity[:] = exact.opt.gravity
+
+    def drive_adds(self, q, qd, compensates):
+        """What a drive adds by MuJoCo's own model (``mujoco_engine.drive_bias``)."""
+        if not hasattr(self, "_drive_data"):
+            self._drive_data = self._mujoco.MjData(self.mj)
+        return drive_bias(self.mj, self._drive_data, self._dofs, q, qd, compensates)
 
     @property
     def time(self) -> float:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .drive import model_adds
+
 ENGINES = ("robodyn", "mujoco")
 # N and N·m: the largest push from outside a step takes. A thousand times what a person or an
 # arm's payload exerts, far below where τ_ext = Jᵀw and the step overflow: 1e308 was finite, made
@@ -44,9 +46,16 @@ class Engine:
         self.effort_limit = model.effort_limit
         self.clamped = 0
         self.stopped = 0
+        self.drive = None   # a TorqueDrive (sim/drive.py) between the command and the joints
+        self.drive_model = model   # that drive's model of the arm (attach_drive perturbs it)
 
     def step(self, q, qd, tau, wrench=None):
-        """(q, qd) after one step of ``dt``; raises StepError instead of returning garbage."""
+        """(q, qd) after one step of ``dt``; raises StepError instead of returning garbage.
+        Behind a ``drive``, ``tau`` is the command it is sent; a stopped drive brakes the arm."""
+        if self.drive is not None:
+            tau = self.drive.torque(tau, q, qd, self.dt)
+            if tau is None:
+                return q, np.zeros_like(qd)
         applied = self.applied(tau)
         if not np.array_equal(applied, tau):
             self.clamped += 1
@@ -62,8 +71,22 @@ class Engine:
         return q, qd
 
     def applied(self, tau):
-        """The effort a step applies for the command ``tau``."""
+        """The effort a step applies for the torque ``tau``."""
         return np.clip(tau, -self.effort_limit, self.effort_limit)
+
+    def joint_torque(self, command, q, qd):
+        """The joints' torque for ``command`` at (q, q̇), as a driver measures it: behind a drive,
+        with what the drive adds (zero while it is stopped)."""
+        if self.drive is not None:
+            if self.drive.stopped:
+                return np.zeros_like(command)
+            command = command + self.drive.added(q, qd)
+        return self.applied(command)
+
+    def drive_adds(self, q, qd, compensates):
+        """What a drive built into this arm adds (``sim.drive.TorqueDrive``), by its own model,
+        ``drive_model``."""
+        return model_adds(self.drive_model, q, qd, compensates)
 
     def reset(self):
         """Forget what the engine carries from step to step (nothing, unless overridden)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn_ros.dynamics.model import combine_bodies
+from robodyn_ros.dynamics.newton_euler import FRICTION, GRAVITY
 
 from .bodies import parse_urdf, urdf_bodies
 from .engine import Engine, StepError
@@ -151,6 +152,21 @@ def _keep_warning(text):
     _last_warning[0] = text
 
 
+def drive_bias(m, d, dofs, q, qd, compensates) -> np.ndarray:
+    """What a drive adds by MuJoCo's own model ``m`` (the arm's joints at ``dofs``; ``d`` data of
+    its own): its bias force at rest (gravity), and its joint damping at q̇ (the plant's only
+    friction: see MujocoEngine)."""
+    out = np.zeros(len(dofs))
+    if compensates & GRAVITY:
+        d.qpos[:], d.qvel[:] = 0.0, 0.0
+        d.qpos[dofs] = q
+        mujoco.mj_forward(m, d)
+        out += d.qfrc_bias[dofs]
+    if compensates & FRICTION:
+        out += m.dof_damping[dofs] * qd
+    return out
+
+
 class MujocoEngine(Engine):
     """One MuJoCo RK4 step per ``step``; position limits are MuJoCo's constraints."""
     name = "mujoco"
@@ -176,6 +192,12 @@ class MujocoEngine(Engine):
         if [d.warning[k].number for k in self._bad] != before:  # MuJoCo reset its data
             raise StepError(f"MuJoCo: {_last_warning[0].strip()}")
         return d.qpos.copy(), d.qvel.copy(), d.nl > 0
+
+    def drive_adds(self, q, qd, compensates):
+        """What a drive adds by MuJoCo's own model (``drive_bias``)."""
+        if not hasattr(self, "_drive_data"):
+            self._drive_data = mujoco.MjData(self.mj)
+        return drive_bias(self.mj, self._drive_data, np.arange(self.model.dof), q, qd, compensates)
 
     def reset(self):
         mujoco.mj_resetData(self.mj, self.data)

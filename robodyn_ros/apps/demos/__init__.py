@@ -15,6 +15,8 @@ DEMOS = {
                   "task-space laws on the PUMA and a 7-joint arm (doc/demo.md)"),
     "collision": ("robodyn_ros.apps.demos.collision", "the PUMA meets an obstacle in MuJoCo: "
                   "detection, isolation, each reaction's contact force (doc/collisions.md)"),
+    "drive": ("robodyn_ros.apps.demos.drive", "the Panda behind a drive that adds gravity and "
+              "limits the torque rate, as a Franka's (doc/real_robot.md)"),
 }
 
 

@@ -52,10 +52,7 @@ DETECTION_BOUND_MS = 5.0
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="robodyn-ros demo collision", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--passes", type=int, default=20, metavar="N",
-                        help="collision-free passes counted per scenario (default 20)")
-    parser.add_argument("--calibration-passes", type=int, default=2, metavar="N",
-                        help="collision-free passes the thresholds are fitted to (default 2)")
+    pass_arguments(parser, "per scenario")
     parser.add_argument("--obstacle", nargs="+", choices=("soft", "rigid"),
                         default=["soft", "rigid"], help="obstacles to run (default both)")
     parser.add_argument("--reaction", nargs="+", choices=REACTIONS, default=list(REACTIONS),
@@ -68,6 +65,27 @@ def parse_args(argv):
     if args.passes < 1 or args.calibration_passes < 1:
         parser.error("--passes and --calibration-passes must be >= 1")
     return args
+
+
+def pass_arguments(parser, counted: str) -> None:
+    """--passes and --calibration-passes, the observer's collision-free passes (the drive demo's
+    too)."""
+    parser.add_argument("--passes", type=int, default=20, metavar="N",
+                        help=f"collision-free passes counted {counted} (default 20)")
+    parser.add_argument("--calibration-passes", type=int, default=2, metavar="N",
+                        help="collision-free passes the thresholds are fitted to (default 2)")
+
+
+def count_false_alarms(arm, passes: int) -> int:
+    """Detections over ``passes`` collision-free passes of ``arm`` (each reset after its pass)."""
+    alarms = 0
+    for _ in range(passes):
+        arm.passes(1)
+        alarms += len(arm.events)
+        arm.events.clear()
+        if arm.loop.collided:
+            arm.loop.reset_collision()
+    return alarms
 
 
 class Arm:
@@ -165,13 +183,7 @@ def scenario(name, urdf, xml, links, args) -> dict:
     while counting.loop.collided:
         counting.loop.reset_collision()
     counting.events.clear()
-    alarms = 0
-    for _ in range(args.passes):
-        counting.passes(1)
-        alarms += len(counting.events)
-        counting.events.clear()
-        if counting.loop.collided:
-            counting.loop.reset_collision()
+    alarms = count_false_alarms(counting, args.passes)
     result = {"passes": args.passes, "false_alarms": alarms,
               "thresholds_static_nm": thresholds.static.round(4).tolist(),
               "thresholds_per_velocity_nms": thresholds.per_velocity.round(4).tolist(),

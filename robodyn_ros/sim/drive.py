@@ -1,0 +1,100 @@
+"""A drive like the torque-controlled arms' own, between the command and the engine: Franka's
+(libfranka's ``Torques``: "desired joint-level torques without gravity and friction", refused
+above 1000 N·m/s, ``kMaxTorqueRate``) and UR's ``direct_torque`` ("always compensates for
+gravity", friction compensation by default). It adds gravity, and friction if asked, to the
+command it is sent, from ITS model of the arm — not the controller's: for our engine the arm's
+model perturbed (``mass_scale``), for MuJoCo MuJoCo's own bias forces — and it watches the
+commanded torque's rate: each step whose command changed faster than ``rate_limit`` is a
+violation, counted; with ``stop`` the drive then stops the arm, as FCI's reflex does (braked,
+at rest, until reset).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..control.drive import compensation_bits
+from ..dynamics.newton_euler import FRICTION as DRIVE_FRICTION
+from ..dynamics.newton_euler import GRAVITY as DRIVE_GRAVITY
+
+
+class TorqueDrive:
+    """``adds(q, qd, compensates)``: what the drive adds at the state, by its model (the engine's
+    ``drive_adds``). ``rate_limit``: N·m/s per joint (or one for all; inf: none), chain order."""
+
+    def __init__(self, adds, compensates: int, rate_limit, stop: bool = False):
+        self._adds, self.compensates, self.stop = adds, int(compensates), bool(stop)
+        self.rate_limit = np.asarray(rate_limit, dtype=float)
+        self._last = None              # the command of the last step
+        self.violations = 0            # steps whose command changed faster than rate_limit
+        self.peak_rate = 0.0           # the largest |Δτ| / dt seen over the limit's joints (N·m/s)
+        self.stopped = False           # stopped on a violation (``stop``), until reset
+
+    def torque(self, command: np.ndarray, q, qd, dt: float) -> np.ndarray | None:
+        """The joint torque for ``command`` held over a step of ``dt`` from (q, q̇): the command
+        plus what the drive adds; None while stopped (the arm is braked)."""
+        if self.stopped:
+            return None
+        if self._last is not None:
+            rate = np.abs(command - self._last) / dt
+            self.peak_rate = max(self.peak_rate, float(np.max(rate)))
+            if np.any(rate > self.rate_limit * (1.0 + 1e-9)):   # a rounding is no violation
+                self.violations += 1
+                if self.stop:
+                    self.stopped = True
+                    return None
+        self._last = np.array(command, dtype=float)
+        return command + self.added(q, qd)
+
+    def added(self, q, qd) -> np.ndarray:
+        """What the drive adds at (q, q̇), by its model."""
+        return self._adds(q, qd, self.compensates)
+
+    def report(self) -> dict:
+        """What /diagnostics shows of the drive."""
+        return {"drive rate violations (total)": self.violations,
+                "drive peak command rate (N m/s)": self.peak_rate, "drive stopped": self.stopped}
+
+    def reset(self) -> None:
+        """Released: no command yet, not stopped (the counts stay)."""
+        self._last, self.stopped = None, False
+
+
+def model_adds(model, q, qd, compensates) -> np.ndarray:
+    """What a drive adds by a model of the arm (a RobotModel): g(q), and its joint friction at
+    q̇."""
+    out = np.zeros(model.dof)
+    if compensates & DRIVE_GRAVITY:
+        out += model.gravity_torques(q)
+    if compensates & DRIVE_FRICTION:
+        out += model.friction_torques(qd)
+    return out
+
+
+def attach_drive(engine, compensates: int, rate_limit, stop: bool = False,
+                 mass_scale: float = 1.0) -> TorqueDrive:
+    """A TorqueDrive between the command and ``engine``'s joints: on our engine its model is the
+    arm's with every mass and inertia times ``mass_scale`` (a drive's model is not the
+    controller's); MuJoCo's engine uses MuJoCo's own bias forces (``mass_scale`` unused)."""
+    if mass_scale != 1.0:
+        engine.drive_model = engine.model.scaled(mass=mass_scale)
+    engine.drive = TorqueDrive(engine.drive_adds, compensates, rate_limit, stop)
+    return engine.drive
+
+
+def plant_drive(engines, order, compensates, rate, stop: bool = False,
+                mass_scale: float = 1.0) -> TorqueDrive | None:
+    """A simulator's drive (None when ``compensates`` and ``rate`` are empty), shared by its
+    ``engines`` (``make_plant``'s, without the payload and with it: a drive does not know what
+    the arm holds): ``compensates`` a drive_compensates list, ``rate`` drive_rate_limit in
+    ``order``'s joints order (one value: every joint). ValueError naming the option."""
+    if not (compensates or rate):
+        return None
+    n = order.dof
+    if len(rate) not in (0, 1, n) or any(not r > 0.0 for r in rate):
+        raise ValueError(f"drive_rate_limit must be one or {n} positive values, got {list(rate)}")
+    rate = order.to_chain(np.resize(np.asarray(rate, dtype=float), n)) if len(rate) else \
+        np.full(n, np.inf)
+    drive = attach_drive(engines[0], compensation_bits(compensates), rate, stop, mass_scale)
+    for engine in engines[1:]:
+        engine.drive = drive
+    return drive
