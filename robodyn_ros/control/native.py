@@ -5,11 +5,13 @@ Python builds a law once (``native_law(law)``, ``native_observer(observer)``) an
 ``robodyn_law`` struct: the address of the law's step, a numba ``cfunc`` (machine code with a C
 signature, no Python object), and the addresses of the buffers the law owns. A native thread then
 calls ``law->step.law(law, q, qd, q_ref, qd_ref, qdd_ref, dt, effort)``: the step reads the struct,
-runs the very kernels ``compute`` runs, on the law's own arrays (so every output equals
-``compute``'s, bit for bit), and saturates into ``effort``. It takes no GIL, allocates nothing
-(the kernels' workspaces are on the machine stack) and raises nothing: a kernel's failure is
-caught in the compiled code (numba's try/except; an uncaught one would take the GIL to print it)
-and becomes a status code, as are a non-finite input and a non-finite effort.
+runs the very kernels ``compute`` runs, on the law's own arrays, then the node's command stage
+(``drive.drive_command_into``: what the drive adds taken off, saturation, rate limit) into
+``effort``: every output equals ``compute``'s so finished, bit for bit. It takes no GIL,
+allocates nothing (the kernels' workspaces are on the machine stack) and raises nothing: a
+kernel's failure is caught in the compiled code (numba's try/except; an uncaught one would take
+the GIL to print it) and becomes a status code, as are a non-finite input and a non-finite
+effort.
 
 The struct is an int64 array (every field is 8 bytes: addresses and sizes); a step reads its
 own arrays through ``table``, one address or setting per entry, in the order its builder below
