@@ -21,6 +21,8 @@ from robodyn_ros.control import native
 from robodyn_ros.control.drive import DRIVE_COMMAND, compensation_bits
 from robodyn_ros.control.law import load_law
 from robodyn_ros.control.momentum_observer import MomentumObserver
+from robodyn_ros.dynamics.link import Link
+from robodyn_ros.dynamics.model import RobotModel
 
 CALLS = 10_000
 # stateful settings: an integral, the adaptation, the impedance's filters and rate limit
@@ -147,6 +149,19 @@ def test_a_bad_input_writes_nothing_and_changes_nothing(built):
     # finite inputs whose torque overflows: no command
     assert handle(ones, 1e200 * ones, ones, ones, ones, 1e-3, effort) == native.NONFINITE_EFFORT
     assert np.all(effort == 7.0)
+
+
+def test_a_kernel_that_refuses_is_a_status_without_the_gil(built):
+    """A massless last link: M is singular, the task-space kernel raises (as compute does), and
+    the step returns ROBODYN_FAILED, caught in the compiled code, while Python holds the GIL."""
+    model = RobotModel([Link("a", mass=1.0, com=np.array([0.1, 0.0, 0.0]), inertia=np.eye(3)),
+                        Link("b", mass=0.0, com=np.zeros(3), inertia=np.zeros((3, 3)))])
+    law = load_law("operational_space")(model)
+    with pytest.raises(ValueError, match="not positive definite"):
+        law.compute(*[np.zeros(2)] * 5, 1e-3)
+    outputs, status, _, finished, _ = harness.threaded(native.native_law(law, np.full(2, 10.0)),
+                                                       harness.inputs(2, 100))
+    assert finished and np.all(status == native.FAILED) and not outputs.any()
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")   # its print
