@@ -93,6 +93,11 @@ def test_the_command_is_the_law_s_less_g_on_a_static_arm():
             loop.set_reference((q + 0.01)[::-1])
         law, command = plain.cycle().effort.copy(), behind.cycle().effort.copy()
         np.testing.assert_allclose(law - command, taken[::-1], rtol=1e-9, atol=1e-9)
+        # a trajectory's sampled reference: the law's compiled short path, then the stage
+        for loop in (plain, behind):
+            loop.set_trajectory(JointTrajectory(ORDER, np.array([1.0]), (q - 0.02)[::-1][None]))
+        law, command = plain.cycle().effort.copy(), behind.cycle().effort.copy()
+        np.testing.assert_allclose(law - command, taken[::-1], rtol=1e-9, atol=1e-9)
         if velocity is ZERO:   # holding the static arm: the drive's g(q) is all it needs
             behind.set_reference(q[::-1])
             np.testing.assert_allclose(behind.cycle().effort, 0.0, atol=1e-9)
@@ -116,6 +121,21 @@ def test_the_safe_commands_hold_with_what_the_drive_does_not_add():
     rig.t += 0.2
     stale = rig.loop.watchdog()
     np.testing.assert_allclose(stale.effort, 0.0, atol=1e-9)
+
+
+def test_a_stale_hold_takes_off_the_drive_s_gravity_not_its_friction_at_an_old_velocity():
+    """hold_gravity behind a drive adding both is zero: the last state's velocity is no more (the
+    arm may have stopped), and taking its friction off would push against a motion long over."""
+    t = [100.0]
+    loop = ControlLoop(PUMA, JointOrder(CHAIN, ORDER), {**LAW, "drive_compensates":
+                                                        ["gravity", "friction"]}, 0.1,
+                       clock=lambda: t[0], steady=lambda: t[0])
+    qd = np.array([0.5, -0.4, 0.3, 0.2, -0.1, 0.6])
+    assert np.abs(PUMA.friction_torques(qd)).max() > 0.1   # there is friction to leave alone
+    loop.set_state(ORDER, Q0[::-1], qd[::-1], stamp=t[0])
+    loop.cycle()
+    t[0] += 0.2
+    np.testing.assert_allclose(loop.watchdog().effort, 0.0, atol=1e-9)
 
 
 def test_no_command_path_exceeds_the_rate_limit():

@@ -16,7 +16,7 @@ CHECK = textwrap.dedent("""
     import contextlib, io, json
     from numba.core import event
     from robodyn_ros.apps import precompile
-    from robodyn_ros.control import collision, cycle_steps, laws, momentum_observer, trajectory
+    from robodyn_ros.control import collision, cycle_steps, drive, laws, momentum_observer, trajectory
     from robodyn_ros.dynamics import crba, forward, newton_euler
     from robodyn_ros.stewart import kernel, universal
     with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -46,6 +46,7 @@ CHECK = textwrap.dedent("""
         "control.laws": [laws.pid_into],
         "control.momentum_observer": [momentum_observer.momentum_one, momentum_observer.observer_step],
         "control.collision": [collision.last_crossing],
+        "control.drive": [drive.drive_command_into, drive.drive_adds_into],
     }
     print(json.dumps({"printed": printed, "compiled": compiled,
                       "versions": {f"{m}.{f.py_func.__name__}": len(f.signatures)

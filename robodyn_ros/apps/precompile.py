@@ -31,9 +31,11 @@ import time
 def _dynamics_and_control_cycle():
     # one group: the control cycle's computed-torque step calls the dynamics' one-state
     # Newton-Euler kernel, which two groups would each compile; then the per-message steps, the
-    # joint-space laws' feedback, the momentum observer, the collision check
+    # joint-space laws' feedback, the momentum observer, the collision check, the drive stage
+    # (it calls the Newton-Euler kernel too)
     from ..control.collision import warm_up as collision_warm_up
     from ..control.cycle_steps import warm_up as cycle_steps_warm_up
+    from ..control.drive import warm_up as drive_warm_up
     from ..control.laws import ComputedTorque
     from ..control.momentum_observer import warm_up as observer_warm_up
     from ..dynamics import warm_up
@@ -42,6 +44,7 @@ def _dynamics_and_control_cycle():
     ComputedTorque.warm_up()
     observer_warm_up()
     collision_warm_up()
+    drive_warm_up()
 
 
 def _regressor_and_adaptive():

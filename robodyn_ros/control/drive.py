@@ -116,35 +116,38 @@ class CommandStage:
     order, inf: none) and the command buffer ``effort`` (joints order), which always holds the
     last command sent: the rate limit's previous one. Every command the controller sends is
     written by :meth:`send` (a law's compiled short path writes ``effort`` itself while the
-    stage is :attr:`plain`, and says when with :meth:`sent`)."""
+    stage is :attr:`plain`, and sets ``sent_at``)."""
 
     def __init__(self, model, index: np.ndarray, effort: np.ndarray, compensates: int = 0,
                  rate: np.ndarray | None = None):
         self._params, self._index, self.effort = model.params, index, effort
         self.compensates = int(compensates)
-        self.rate = np.full(model.dof, np.inf) if rate is None else np.asarray(rate, dtype=float)
+        self.rate = np.full(model.dof, np.inf) if rate is None else rate
         self.sent_at: float | None = None   # when the last command was sent (None: none yet)
         self._adds = np.zeros(model.dof)
 
     @property
-    def plain(self) -> bool:
-        """Nothing to take off and no rate limit: the saturation alone."""
-        return self.compensates == 0 and not np.any(np.isfinite(self.rate))
+    def rate(self) -> np.ndarray:
+        """The rate limits, chain order (inf: none)."""
+        return self._rate
 
-    def send(self, q, qd, tau, limit, t: float, compensated: bool = True) -> int:
+    @rate.setter
+    def rate(self, rate) -> None:
+        self._rate = np.asarray(rate, dtype=float)
+        #: nothing to take off and no rate limit: the saturation alone (kept, as a cycle asks)
+        self.plain = self.compensates == 0 and not np.any(np.isfinite(self._rate))
+
+    def send(self, q, qd, tau, limit, t: float, only: int = -1) -> int:
         """drive_command_into of ``tau`` (chain order, float64) at the state (q, q̇) and time
-        ``t`` into ``effort``, from the last command sent (``compensated`` False: nothing taken
-        off, for a command that is no joint torque, as ``zero``). Its code (-1: nothing sent)."""
+        ``t`` into ``effort``, from the last command sent; of what the drive adds, ``only`` the
+        bits given are taken off (default all; 0: none, for a command that is no joint torque,
+        as ``zero``). Its code (-1: nothing sent)."""
         dt = 0.0 if self.sent_at is None else max(t - self.sent_at, 0.0)
-        code = DRIVE_COMMAND.call(self._params, self.compensates if compensated else 0, q, qd, tau,
-                                  limit, self.rate, dt, self._index, self.effort, self.effort)
+        code = DRIVE_COMMAND.call(self._params, self.compensates & only, q, qd, tau,
+                                  limit, self._rate, dt, self._index, self.effort, self.effort)
         if code >= 0:
             self.sent_at = t
         return code
-
-    def sent(self, t: float) -> None:
-        """A command was written into ``effort`` at ``t`` by a law's own compiled path."""
-        self.sent_at = t
 
     def adds(self, q, qd) -> np.ndarray:
         """What the drive adds at (q, q̇) by the model, chain order (a buffer the next call

@@ -46,7 +46,8 @@ from .laws import GravityCompensation
 from .succession import carry_over, drift
 from .cycle_steps import (ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW, TAKE_ORDINARY_STATE,
                           TAKE_STATE, TIMEOUT)
-from .drive import CommandStage, compensation_bits, rate_limited, saturated
+from .drive import DRIVE_GRAVITY, CommandStage, compensation_bits, rate_limited
+from .drive import saturated as saturated_joints
 from .drive import warm_up as warm_up_drive
 from .cycle_timing import CAPACITY
 from .cycle_steps import warm_up as warm_up_cycle_steps
@@ -185,6 +186,7 @@ class ControlLoop:
         # they hold the last command sent (the rate limit's previous one): none yet, 0
         self._effort = np.empty(n) if effort_out is None else effort_out
         self._effort[:] = 0.0
+        self._law_effort = np.empty(n)   # the short path's own, while the stage does more
         self._stage = CommandStage(model, order.index, self._effort,
                                    compensation_bits(config.get("drive_compensates") or []))
         self.config: dict[str, Any] = {}
@@ -286,10 +288,12 @@ class ControlLoop:
 
     def _bind_law(self) -> None:
         """The law's short and ordinary paths bound to the effort limits and the command, those
-        it has."""
-        law, bound = self._law, (self._limit, self.order.index, self._effort)
-        plain = self._stage.plain   # else every command goes through the whole stage
-        self._short = None if law.saturating is None or not plain else law.saturating(*bound)
+        it has. Unless the stage only saturates, the short path writes a buffer of its own (the
+        command holds the last one sent, which the stage limits the next one's change from),
+        and the ordinary path, which has no stage, is not taken."""
+        law, plain = self._law, self._stage.plain
+        bound = (self._limit, self.order.index, self._effort if plain else self._law_effort)
+        self._short = None if law.saturating is None else law.saturating(*bound)
         self._ordinary = None if law.answering is None or not plain else law.answering(*bound)
 
     def _make_law(self, values) -> ControlLaw:
@@ -671,7 +675,10 @@ class ControlLoop:
             if law is self._law and self._short is not None and reference is self._sampled:
                 clamped = self._short(self.q, self.qd, self._samples, dt)
                 tau = law.torque
-                self._stage.sent_at = self.time
+                if self._stage.plain:
+                    self._stage.sent_at = self.time
+                elif clamped >= 0:   # the law's torque through the whole stage
+                    clamped = self._stage.send(self.q, self.qd, tau, self._limit, self.time)
             else:
                 tau = law.compute(self.q, self.qd, *reference, dt)
                 bad = self._unusable(tau)
@@ -692,7 +699,7 @@ class ControlLoop:
         command, or '' (a saturation and a rate limit counted)."""
         if clamped < 0:
             return f"returned NaN or inf {bounded(tau)}"
-        if saturated(clamped):
+        if saturated_joints(clamped):
             self._count_saturation()
         if rate_limited(clamped):
             self.rate_limits("")
@@ -764,11 +771,14 @@ class ControlLoop:
 
     def _send_safe(self, t: float, kind: str | None = None) -> int:
         """The ``kind`` safe command (the timeout's: ``_timeout_effort``) through the command
-        stage into the command at ``t``: hold_gravity less what the drive adds, zero as it is,
-        saturated and rate-limited. The stage's code."""
+        stage into the command at ``t``: hold_gravity less the gravity the drive adds, zero as it
+        is, saturated and rate-limited. The stage's code."""
         kind = kind or self.config["on_timeout"]
         tau = self._timeout_effort if kind == self.config["on_timeout"] else self._safe_effort(kind)
-        code = self._stage.send(self.q, self.qd, tau, self._limit, t, kind == "hold_gravity")
+        # hold_gravity less the drive's gravity; its friction compensation is left as it is (at a
+        # stale state's velocity, taking it off would push against a motion long over)
+        code = self._stage.send(self.q, self.qd, tau, self._limit, t,
+                                DRIVE_GRAVITY if kind == "hold_gravity" else 0)
         if rate_limited(code):
             self.rate_limits("")
         return code
