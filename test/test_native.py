@@ -57,7 +57,7 @@ def expected_commands(law, model, rows, limit, rate):
     n = model.dof
     index = np.arange(n, dtype=np.intp)
     bits = compensation_bits(COMPENSATES)
-    last, out, codes = np.full(n, np.nan), np.zeros((len(rows), n)), []
+    last, out, codes = np.zeros(n), np.zeros((len(rows), n)), []   # the node's starts at 0
     for k, row in enumerate(rows):
         q, qd, q_ref, qd_ref, qdd_ref = (np.ascontiguousarray(row[i * n:(i + 1) * n]) for i in range(5))
         dt = row[5 * n]

@@ -310,7 +310,8 @@ class NativeLaw:
         self.name, self.owner, self.kind, self.dof = name, owner, kind, owner.dof
         self._cfunc = compiled(name)
         index = np.arange(self.dof, dtype=np.intp)
-        self.last_command = np.full(self.dof, np.nan)   # none yet: no rate limit on the first
+        # the rate limit's previous command: none yet, 0 (what the drive had), as the node starts
+        self.last_command = np.zeros(self.dof)
         self._keep = [model, workspace, estimate, effort_limit, rate_limit, index, *table]
         self.table = np.zeros(TABLE_WORDS, dtype=np.int64)
         for k, item in enumerate([index, *table]):

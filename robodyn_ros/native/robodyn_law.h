@@ -87,9 +87,10 @@ struct robodyn_law {
     int64_t estimate_size;     /* doubles */
     const double *effort_limit;/* dof values, N m or N (laws; NULL for the observer) */
     const double *rate_limit;  /* dof values, N m/s or N/s, inf: none (laws) */
-    double *last_command;      /* dof values: the last effort written; the rate limit starts from
-                                  it. NaN: none (no limit on the next call). Write it when you
-                                  send a command of your own (a safe one after a status < 0). */
+    double *last_command;      /* dof values: the last effort written, 0 at first (what the drive
+                                  had, as the node starts); the rate limit starts from it. NaN: no
+                                  limit on the next call. Write it when you send a command of
+                                  your own (a safe one after a status < 0). */
     int64_t compensates;       /* what the drive adds itself, taken off: 1 gravity, 2 friction */
     int64_t *table;            /* private: the step's own addresses and settings */
 };
