@@ -34,7 +34,8 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.xml")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf") + glob("urdf/*.srdf") + glob("urdf/*.xacro")),
     ],
-    package_data={PACKAGE: ["data/*", "params/*.yaml"]},
+    # native/: the C header of the laws' entry points and our harness (doc/native.md)
+    package_data={PACKAGE: ["data/*", "params/*.yaml", "native/*.h", "native/*.c"]},
     python_requires=">=3.10",
     # xacro: .xacro descriptions are expanded in-process (pure Python, the ROS package's own code)
     install_requires=["numpy>=1.24", "pyyaml", "urdfdom-py", "numba>=0.58", "xacro"],

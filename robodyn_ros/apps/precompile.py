@@ -66,6 +66,13 @@ def _cartesian_impedance():
     warm_up(laws=("cartesian_impedance",))
 
 
+def _native_steps():
+    # the laws' C entry points: cfuncs that call the laws' compiled kernels (their own groups'
+    # cache entries when those are saved first, else compiled here as well)
+    from ..control.native import warm_up
+    warm_up()
+
+
 def _stewart(leg_model):
     def compile_leg_model():
         from ..stewart.warmup import hexapod, warm_up
@@ -85,6 +92,7 @@ GROUPS = {
     "regressor and adaptive-law kernels": _regressor_and_adaptive,
     "Stewart-platform kernels (the paper's legs)": _stewart("no_spin"),
     "Stewart-platform kernels (universal-joint legs)": _stewart("universal"),
+    "native entry points of the laws (cfuncs)": _native_steps,
 }
 
 

@@ -60,20 +60,27 @@ PID = Direct(pid_into, VECTOR, VECTOR, VECTOR, VECTOR, C_ARRAY3, BOOL_VECTOR, VE
              BOOL, C_MATRIX, VECTOR)
 
 
-@kernel
-def computed_torque_into(P, mode, gains, full, integral, limit, integrates, work, v, tau,
-                         effort_limit, index, effort, q, qd, reference, dt):
+@inline
+def computed_torque_step(P, mode, gains, full, integral, limit, integrates, work, v, tau, q, qd,
+                         reference, dt):
     """ComputedTorque.compute at the reference's rows ``reference`` (3, n: q_d, q̇_d, q̈_d) into
-    ``tau``, then the loop's saturate_into of it into ``effort``, in one call (``v`` takes the
-    commanded acceleration): the 1 kHz path, where the law's Python between its compiled calls
-    cost more than they did. Returns saturate_into's count (-1: tau has NaN or inf). What
-    changes from call to call comes last, so that the rest is bound once
-    (``ComputedTorque.saturating``)."""
+    ``tau`` (``v`` takes the commanded acceleration)."""
     pid_into(q, qd, reference[0], reference[1], gains, full, integral, limit, dt, integrates,
              work, v)
     for j in range(v.shape[0]):
         v[j] += reference[2, j]
     rnea(P, q, qd, v, NO_WRENCH, mode, tau)
+
+
+@kernel
+def computed_torque_into(P, mode, gains, full, integral, limit, integrates, work, v, tau,
+                         effort_limit, index, effort, q, qd, reference, dt):
+    """computed_torque_step, then the loop's saturate_into of ``tau`` into ``effort``, in one
+    call: the 1 kHz path, where the law's Python between its compiled calls cost more than they
+    did. Returns saturate_into's count (-1: tau has NaN or inf). What changes from call to call
+    comes last, so that the rest is bound once (``ComputedTorque.saturating``)."""
+    computed_torque_step(P, mode, gains, full, integral, limit, integrates, work, v, tau, q, qd,
+                         reference, dt)
     return saturate_into(tau, effort_limit, index, effort)
 
 

@@ -101,6 +101,51 @@ def _observer_row(model, q, qd, q_des, qd_des, qdd_des):
     return row
 
 
+NATIVE_LAWS = {"computed_torque": {"kp": 100.0, "kd": 20.0}, "pd_gravity": {"kp": 100.0, "kd": 20.0},
+               "adaptive_computed_torque": {}, "operational_space": {}, "cartesian_impedance": {}}
+
+
+def _native_rows(model, arm):
+    """Each law's C entry point called from C (``native``: the harness, compiled with gcc): its
+    cost per call beside ``compute``'s from Python and a Newton–Euler pass in plain C (the
+    floor), medians of 3 interleaved rounds with their spread; and the worst of 10,000 calls from
+    a SCHED_FIFO pthread while Python holds the GIL."""
+    from ...control.native import native_law
+    from . import native
+    try:
+        native.harness()
+    except native.Unavailable as why:
+        return [figure(f"native steps ({arm})", float("nan"), float("nan"), note=str(why))]
+    rows, floors, rounds = [], [], native.inputs(model.dof, 10_000)
+    for name, params in NATIVE_LAWS.items():
+        law = load_law(name)
+        handle = native_law(law(model, params))
+        ours, python, c_floor = native.costs(handle, law(model, params), model)
+        *_, nanoseconds, finished, realtime = native.threaded(handle, rounds, priority=80)
+        alone, contended = (native.python_times(law(model, params), rounds[:2000], busy).max() / 1e3
+                            for busy in (False, True))
+        floors += c_floor
+        (m, lo, hi), (p, p_lo, p_hi) = native.spread(ours), native.spread(python)
+        row = figure(f"{name} native step ({arm}), per call (us)", lo * 1e6, m * 1e6, peer=p * 1e6,
+                     note=f"spread {lo * 1e6:.3g}-{hi * 1e6:.3g}; peer: compute from Python, "
+                          f"median {p * 1e6:.3g} ({p_lo * 1e6:.3g}-{p_hi * 1e6:.3g}); worst of "
+                          f"10,000 from a {'SCHED_FIFO' if realtime else 'SCHED_OTHER'} pthread, "
+                          f"GIL held{'' if finished else ' (it WAITED for the GIL)'}: "
+                          f"{nanoseconds.max() / 1e3:.3g} us, 99.9th percentile "
+                          f"{np.percentile(nanoseconds, 99.9) / 1e3:.3g} us; compute's worst of "
+                          f"2,000 from a Python thread: {alone:.3g} us, {contended:.3g} us while "
+                          "another holds the GIL")
+        row["ratio"] = m / p
+        row["worst"] = nanoseconds.max() / 1e3
+        row["python worst"] = [alone, contended]
+        rows.append(row)
+    m, lo, hi = native.spread(floors)
+    rows.append(figure(f"C Newton-Euler pass, the floor ({arm}), per call (us)", lo * 1e6, m * 1e6,
+                       note=f"spread {lo * 1e6:.3g}-{hi * 1e6:.3g} over the laws' rounds; gravity "
+                            "and friction, plain C (robodyn_ros/native/harness.c), gcc -O2"))
+    return rows
+
+
 def run():
     _, model = puma()
     # dt = 0 for the adaptive law: the update's whole work, the estimates left as they are (the
@@ -121,4 +166,7 @@ def run():
         rows[-1]["note"] += "; the Panda's rows left out: example-robot-data is not installed"
     else:
         rows += _task_space_rows(arm, "Panda")
+    rows += _native_rows(model, "PUMA")
+    if arm is not None:
+        rows += _native_rows(arm, "Panda")
     return {"robot": "PUMA 560; the task-space laws on the 7-joint Panda too", "rows": rows}
