@@ -24,6 +24,7 @@ $(VENV)/.installed: setup.py package.xml
 # __pycache__ directories of robodyn_ros/.
 KERNEL_SOURCES := robodyn_ros/plumbing/kernels.py robodyn_ros/control/cycle_steps.py \
                   robodyn_ros/control/adaptive.py robodyn_ros/control/task_space.py \
+                  robodyn_ros/control/drive.py robodyn_ros/control/native.py \
                   $(wildcard robodyn_ros/dynamics/*.py robodyn_ros/stewart/*.py)
 $(VENV)/.compiled: $(VENV)/.installed $(KERNEL_SOURCES)
 	$(VENV)/bin/robodyn-ros compile
