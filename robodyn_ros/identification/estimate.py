@@ -30,7 +30,7 @@ BODY_PARAMETERS = len(BODY_COLUMNS)
 _ROUND, _ROUNDS = 20, 100   # least-squares evaluations per round about one centre, rounds at most (_fit)
 # the sign each drive parameter must have (its regressor column puts the sign in: the negative
 # Coulomb column is −1 where q̇ < 0, so all four magnitudes are non-negative); the offset is free
-_DRIVE_LOWER = {**{name: 0.0 for name in DRIVE_COLUMNS}, OFFSET: -np.inf}
+_DRIVE_LOWER = {**{name: 0.0 for name in DRIVE_COLUMNS}, "coulomb": 0.0, OFFSET: -np.inf}
 # Σ's symmetric entries in the order of π's inertia entries I_xx, I_xy, I_yy, I_xz, I_yz, I_zz
 _ROWS, _COLS = np.array([0, 0, 1, 0, 1, 2]), np.array([0, 1, 1, 2, 2, 2])
 
@@ -231,7 +231,8 @@ class ConsistentEstimate:
 def consistent_estimate(W_standard, y, nominal, n_bodies, drive_layout, prior_weight=1e-4, joints=None):
     """The standard parameters (10 per body, then per joint the ``drive_layout`` columns, e.g.
     DRIVE_COLUMNS) minimising |W π − y|² + λ |π − π_nominal|²_D over physical bodies and drive
-    parameters of the right sign (offset free).
+    parameters of the right sign (offset free); ``drive_layout``: the drive columns of every joint,
+    or one such tuple per joint (``layout.Layout.drive_layout``).
 
     The prior, λ = ``prior_weight`` > 0, pulls toward the nominal model where the data say nothing
     (the standard parameters are never all identifiable). D = diag(WᵀW), so that a parameter's
@@ -245,15 +246,18 @@ def consistent_estimate(W_standard, y, nominal, n_bodies, drive_layout, prior_we
     """
     W, y, _ = _stacked(W_standard, y, joints)
     p = W.shape[1]
-    layout = tuple(drive_layout)
-    unknown = [name for name in layout if name not in _DRIVE_LOWER]
-    if unknown or len(set(layout)) != len(layout):
-        raise ValueError(f"drive_layout {layout} must name distinct drive columns among {tuple(_DRIVE_LOWER)}")
-    if p != n_bodies * (BODY_PARAMETERS + len(layout)):
-        raise ValueError(f"W has {p} columns, not {n_bodies} bodies × {BODY_PARAMETERS} + {n_bodies} joints × "
-                         f"{len(layout)} drive columns {layout}")
+    layouts = ([tuple(drive_layout)] * n_bodies if all(isinstance(name, str) for name in drive_layout)
+               else [tuple(layout) for layout in drive_layout])
+    for layout in layouts:
+        unknown = [name for name in layout if name not in _DRIVE_LOWER]
+        if unknown or len(set(layout)) != len(layout):
+            raise ValueError(f"drive_layout {layout} must name distinct drive columns among {tuple(_DRIVE_LOWER)}")
+    if len(layouts) != n_bodies or p != n_bodies * BODY_PARAMETERS + sum(map(len, layouts)):
+        drives = (f"{n_bodies} joints × {len(layouts[0])} drive columns {layouts[0]}" if len(set(layouts)) == 1
+                  else f"the drive columns of {len(layouts)} joints {layouts}")
+        raise ValueError(f"W has {p} columns, not {n_bodies} bodies × {BODY_PARAMETERS} + {drives}")
     nominal = _vector(nominal, p, "nominal")
-    lower = np.tile([_DRIVE_LOWER[name] for name in layout], n_bodies)
+    lower = np.array([_DRIVE_LOWER[name] for layout in layouts for name in layout])
     return _fit(W, y, slice(None), nominal, n_bodies, lower, prior_weight, offset=np.zeros(p), start="nominal")
 
 
