@@ -89,6 +89,7 @@ def main(argv=None) -> int:
                           prior_weight=args.prior_weight, payload_only=args.payload_only,
                           friction=friction_forms(args.friction, model.joint_names), max_gap=args.max_gap,
                           edge_trim=args.edge_trim)
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         write_identified_urdf(args.urdf, model, result.standard_parameters, args.output,
                               root_link=args.root_link, tip_link=args.tip_link)
         result.friction.save(friction_file(args.output))
@@ -131,12 +132,12 @@ def print_report(result):
     print(f"cond(W_base) = {result.condition:.4g}; "
           f"states: {result.samples['training']} training, {result.samples['held-out']} held out")
     print("RMS(tau - tau_hat) / RMS(tau) per joint, and ||tau - tau_hat|| / ||tau|| stacked")
-    header = f"{'':24s}" + "".join(f"{j:>11s}" for j in joints) + f"{'stacked':>11s}"
-    print(header)
+    width = max(11, 1 + max(map(len, joints)))
+    print(f"{'':24s}" + "".join(f"{j:>{width}s}" for j in joints) + f"{'stacked':>{width}s}")
     for (data, estimate), fit in result.fits.items():
-        print(f"{data + ' / ' + estimate:24s}" + "".join(f"{x:11.2e}" for x in fit.relative)
-              + f"{fit.stacked:11.2e}")
-    print(f"{'residual RMS (base)':24s}" + "".join(f"{x:11.3g}" for x in result.least_squares.residual_rms))
+        print(f"{data + ' / ' + estimate:24s}" + "".join(f"{x:{width}.2e}" for x in fit.relative)
+              + f"{fit.stacked:{width}.2e}")
+    print(f"{'residual RMS (base)':24s}" + "".join(f"{x:{width}.3g}" for x in result.least_squares.residual_rms))
     print(f"\n{result.base.count} base parameters ({result.method.upper()}), value ± std (%):")
     for expression, value, std, relative in zip(result.base.expressions(), result.least_squares.parameters,
                                                  result.least_squares.std, result.least_squares.relative_std):

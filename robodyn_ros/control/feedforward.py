@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dynamics.friction import FrictionModel
 from ..plumbing.reasons import bounded
 from .joints import JointOrder
 from .trajectory import JointTrajectory, TrajectoryError, limit_violation, point_derivatives
@@ -34,7 +35,8 @@ class EffortFeedforward:
     """τ = NE(q, q̇, q̈) at every point of a trajectory, in the trajectory's joint order.
 
     ``friction``: include the model's joint friction (viscous and Coulomb at the point's
-    velocity). ``position_limit_margin``: a point beyond the URDF's position limits by more than
+    velocity); or a ``dynamics.friction.FrictionModel`` (an identified URDF's friction file), used
+    instead of the model's. ``position_limit_margin``: a point beyond the URDF's position limits by more than
     this is refused, as the controller refuses it. ``max_points``: larger trajectories are refused
     before any work is spent on them.
     """
@@ -42,7 +44,8 @@ class EffortFeedforward:
     def __init__(self, model, friction: bool = True, position_limit_margin: float = 0.0,
                  max_points: int = 10_000):
         self.model = model
-        self.friction = bool(friction)
+        self.friction_model = friction if isinstance(friction, FrictionModel) else None
+        self.friction = self.friction_model is not None or bool(friction)
         self.position_limit_margin = float(position_limit_margin)
         self.max_points = int(max_points)
 
@@ -70,7 +73,10 @@ class EffortFeedforward:
         if outside:
             raise TrajectoryError(outside)
         qd, qdd = point_derivatives(chain)
-        tau = model.inverse_dynamics(chain.positions, qd, qdd, friction=self.friction)
+        if self.friction_model is None:
+            tau = model.inverse_dynamics(chain.positions, qd, qdd, friction=self.friction)
+        else:
+            tau = model.inverse_dynamics(chain.positions, qd, qdd, friction=False) + self.friction_model.torques(qd)
         if not np.all(np.isfinite(tau)):
             point = int(np.argwhere(~np.isfinite(tau))[0, 0])
             raise TrajectoryError(f"the effort of point {point} is not finite: "

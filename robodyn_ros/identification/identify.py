@@ -74,6 +74,7 @@ class Identification:
     method: str
     held_out: tuple          # (t, measured tau, tau of the identified model) of the held-out data
     held_out_nominal: np.ndarray   # tau of the nominal model there
+    held_out_states: tuple   # (q, qd, qdd) of the held-out data, filtered
     seconds: dict            # wall time of each stage: filtering, regressor, least squares, consistent
 
     @property
@@ -188,14 +189,15 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
         "grid": "each stretch resampled by linear interpolation onto a uniform grid at its median interval",
         "filter": f"zero-phase Butterworth (order 4, forward-backward) at {cutoff_hz:g} Hz; q̈ by central "
                   "differences of the filtered q̇ (or q)",
-        "max_gap_s": float(max_gap), "edge_trim_s": accounts["run"].edge_s,
+        "max_gap_s": float(max_gap), "edge_trim_s": round(accounts["run"].edge_s, 6),
         "held_out": (f"the last {100 * holdout_fraction:g} % of the run in time (filtered with the rest)"
                      if holdout is None else f"a second recording, {holdout.source}"),
     }
     say("done", "fits")
     return Identification(model, identified, friction_model, layout, consistent.parameters, list(layout.names),
                           base, least_squares, consistent, least_squares.condition, fits, samples, accounts,
-                          processing, float(cutoff_hz), method, (t_, tau_, predicted), before, seconds)
+                          processing, float(cutoff_hz), method, (t_, tau_, predicted), before, (q_, qd_, qdd_),
+                          seconds)
 
 
 def _correlated(estimate, dt, cutoff_hz):

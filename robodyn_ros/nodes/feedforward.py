@@ -26,6 +26,8 @@ from ..dynamics import warm_up
 from .parameters import node_schema
 from .process import spin
 from .common import OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters
+from ..dynamics.friction import FrictionModel
+from ..dynamics.link import ModelError
 from .description import load_model, when_described
 from .messages import NO_CONTROL_MSGS, FollowJointTrajectory, trajectory_from_message
 
@@ -46,7 +48,13 @@ class EffortFeedforwardNode(Node):
         p = self.params
         self.model = load_model(p, published)
         warm_up(notify=self.get_logger().info, forward=False)
-        self.core = EffortFeedforward(self.model, p["friction"], p["position_limit_margin"],
+        friction = p["friction"]
+        if friction and p["friction_file"]:
+            try:
+                friction = FrictionModel.load(p["friction_file"], self.model.joint_names)
+            except ModelError as exc:
+                raise ConfigurationError(f"friction_file: {exc}") from None
+        self.core = EffortFeedforward(self.model, friction, p["position_limit_margin"],
                                       p["max_trajectory_points"])
         controller = p["controller_name"].rstrip("/")
         if not controller:
