@@ -140,3 +140,18 @@ def test_max_gap_is_in_seconds_not_a_ratio_of_the_median():
     q = np.sin(t)[:, None]
     assert filtered_states(t, q, None, q, 20.0)[1].gaps == 0 < MAX_GAP - 0.015
     assert filtered_states(t, q, None, q, 20.0, max_gap=0.01)[1].gaps == 1
+
+
+def test_a_state_the_bag_repeats_under_its_stamp_is_merged_not_lost(plant, nominal, tmp_path):
+    """The bag reader keeps one of two states stamped alike (a simulator publishing a state
+    again); the account counts it as a repeat, used, like a repeated row."""
+    from robodyn_ros.identification.bag import read_joint_states, write_joint_states
+
+    t = np.arange(0.0, 12.0, 1e-3)
+    clean = recording_at(plant, t)
+    rows = np.insert(np.arange(len(t)), 500, 500)
+    bag = write_joint_states(tmp_path / "run", t[rows], clean.joint_names, clean.position[rows],
+                             clean.velocity[rows], clean.effort[rows])
+    account = identify(nominal, read_joint_states(bag), **QUIET).accounts["run"]
+    assert account.recorded == len(t) + 1 and account.repeats == 1
+    assert account.used == account.recorded and account.dropped_by_reader == 0

@@ -227,7 +227,8 @@ def _states(model, recording, cutoff_hz, effort_delay, max_gap, edge_trim, name)
     try:
         filtered, account = filtered_states(recording.t, recording.position[:, order], velocity,
                                             recording.effort[:, order], cutoff_hz, max_gap=max_gap,
-                                            edge=edge_trim, dropped_by_reader=recording.dropped)
+                                            edge=edge_trim, dropped_by_reader=recording.dropped - recording.repeated,
+                                            repeated_stamps=recording.repeated)
     except ValueError as exc:
         raise IdentificationError(f"{where}: {exc}") from None
     stretches = []

@@ -33,13 +33,14 @@ LOSS_WARNING = 0.01  # fraction of the samples lost beyond which the account war
 
 @dataclasses.dataclass(frozen=True)
 class SampleAccount:
-    """What became of a recording's samples: ``recorded`` rows in; ``dropped_by_reader`` of them the
-    bag reader left out (a repeated stamp, a state without its effort command); ``repeats`` rows
-    equal to the one before, merged into it; ``gaps`` intervals longer than ``max_gap`` (s), each
-    a split; ``short`` samples in stretches too short to filter (lost); ``used`` the samples the
-    filter read (recorded − dropped − short; repeats count as used, their values are there once);
-    ``grid`` states on the uniform grids, ``edge`` of them trimmed as the filter's transient and
-    ``regressed`` the rest; ``interval`` the grid's step (s); ``edge_s`` the trim per end (s)."""
+    """What became of a recording's samples: ``recorded`` rows in; ``dropped_by_reader`` of them
+    the bag reader left out (a state without its effort command); ``repeats`` rows equal to the
+    one before, or stamped as it (the reader keeps one), merged into it; ``gaps`` intervals longer
+    than ``max_gap`` (s), each a split; ``short`` samples in stretches too short to filter (lost);
+    ``used`` the samples the filter read (recorded − dropped − short; repeats count as used, their
+    values are there once); ``grid`` states on the uniform grids, ``edge`` of them trimmed as the
+    filter's transient and ``regressed`` the rest; ``interval`` the grid's step (s); ``edge_s`` the
+    trim per end (s)."""
     recorded: int
     dropped_by_reader: int
     repeats: int
@@ -67,8 +68,7 @@ class SampleAccount:
     def reasons(self):
         parts = []
         if self.dropped_by_reader:
-            parts.append(f"{self.dropped_by_reader} left out by the bag reader (a repeated stamp or "
-                         "no effort command)")
+            parts.append(f"{self.dropped_by_reader} left out by the bag reader (no effort command)")
         if self.short:
             parts.append(f"{self.short} in stretches between gaps longer than max_gap = "
                          f"{self.max_gap:g} s too short to filter with an edge of {self.edge_s:g} s "
@@ -97,10 +97,12 @@ def repeats(fields):
 
 
 def filtered_states(t, position, velocity, effort, cutoff_hz, *, max_gap=MAX_GAP, edge=None,
-                    dropped_by_reader=0):
+                    dropped_by_reader=0, repeated_stamps=0):
     """(stretches, account): per stretch a ``signals.FilteredSignals``, and the ``SampleAccount``.
     ``t`` (N,) s increasing; ``position``, ``effort`` (N, n); ``velocity`` (N, n) or None.
-    ValueError naming the options when no stretch can be filtered."""
+    ``dropped_by_reader``: states the bag reader left out (lost); ``repeated_stamps``: states it
+    read once for a repeated stamp (merged). ValueError naming the options when no stretch can be
+    filtered."""
     if not max_gap > 0.0:
         raise ValueError(f"max_gap must be a positive time in s, got {max_gap}")
     t = np.asarray(t, dtype=float)
@@ -124,14 +126,15 @@ def filtered_states(t, position, velocity, effort, cutoff_hz, *, max_gap=MAX_GAP
                 raise
             errors.append(str(exc))
             short += len(rows)
-    recorded = len(keep) + dropped_by_reader
+    recorded = len(keep) + dropped_by_reader + repeated_stamps
     regressed = sum(len(s.t) for s in stretches)
     trimmed = sum(2 * s.trimmed for s in stretches)
     interval = float(np.median([1.0 / s.fs for s in stretches])) if stretches else float("nan")
     edge_s = edge if edge is not None else (edge_seconds(cutoff_hz) if not stretches
                                             else stretches[0].trimmed / stretches[0].fs)
     account = SampleAccount(recorded=recorded, dropped_by_reader=dropped_by_reader,
-                            repeats=int(keep.size - keep.sum()), gaps=len(cuts), max_gap=float(max_gap),
+                            repeats=int(keep.size - keep.sum()) + repeated_stamps, gaps=len(cuts),
+                            max_gap=float(max_gap),
                             short=short, used=recorded - dropped_by_reader - short, grid=regressed + trimmed,
                             edge=trimmed, regressed=regressed, interval=interval, edge_s=float(edge_s))
     if not stretches:
