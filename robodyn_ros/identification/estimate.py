@@ -107,7 +107,7 @@ def _stacked(W, y, joints):
 
 def _qr_estimate(W, y, n, weights, unweighted=None):
     rows, p = W.shape
-    Ry = _triangular_factor(W, y)
+    Ry = triangular_factor(W, y)
     R, Qty, residual_norm = Ry[:p, :p], Ry[:p, p], abs(Ry[p, p])
     singular = np.linalg.svd(R, compute_uv=False)
     if singular[-1] <= singular[0] * rows * np.finfo(float).eps:
@@ -127,7 +127,7 @@ def _qr_estimate(W, y, n, weights, unweighted=None):
                                 condition=float(singular[0] / singular[-1]), weights=weights)
 
 
-def _triangular_factor(W, y, block=16384):
+def triangular_factor(W, y, block=16384):
     """R of [W y] = QR: R[:p, :p] is W's, R[:p, p] = Qᵀy and |R[p, p]| = min |y − Wπ|. Householder QR
     block by block, each block stacked under the R so far (a sequential TSQR): Q is never formed,
     and the rows × p copy [W y] neither (2-3x faster than one LAPACK QR of 360,000 × 85 here)."""

@@ -145,12 +145,12 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
     else:
         data = {"training": states}
         data["held-out"], accounts["held-out run"] = _states(model, holdout, *options, "held-out run")
-    for name, account in accounts.items():
-        say(f"{name}: {account.summary()}")
-        if account.warning():
-            say(f"warning: {name}: {account.warning()}")
     say(f"filtered at {cutoff_hz:g} Hz: {len(data['training'][0])} training, {len(data['held-out'][0])} "
         "held-out states", "filter")
+    for name, account in accounts.items():
+        progress(f"{'':10s}{name}: {account.summary()}")
+        if account.warning():
+            progress(f"{'':10s}warning: {name}: {account.warning()}")
     t, q, qd, qdd, tau = data["training"]
     needed = MIN_SAMPLES_PER_PARAMETER * base.count // model.dof
     for name, part in data.items():
@@ -243,13 +243,18 @@ def _states(model, recording, cutoff_hz, effort_delay, max_gap, edge_trim, name)
 
 
 def _check_excitation(W, base, source):
-    """Refuse data in which some base parameter barely shows (unit columns, pivoted QR)."""
+    """Refuse data in which some base parameter barely shows: pivoted QR of the unit columns. Of
+    W's triangular factor R (W = QR: W D = Q (R D), so R D's pivoted factor is W D's), which is
+    p × p whatever the recording's length."""
     from scipy.linalg import qr
 
-    norms = np.linalg.norm(W, axis=0)
+    from .estimate import triangular_factor
+
+    R = triangular_factor(W, np.zeros(W.shape[0]))[:-1, :-1]
+    norms = np.linalg.norm(R, axis=0)
     silent = [base.expressions()[k] for k in np.flatnonzero(norms == 0.0)]
     if not silent:
-        R, pivots = qr(W / norms, mode="r", pivoting=True)
+        R, pivots = qr(R / norms, mode="r", pivoting=True)
         diagonal = np.abs(np.diag(R))
         silent = [base.expressions()[pivots[k]]
                   for k in np.flatnonzero(diagonal < EXCITATION_FLOOR * diagonal[0])]
