@@ -151,3 +151,20 @@ def test_the_friction_file_is_refused_naming_what_is_wrong(tmp_path):
         FrictionForm.parse("coulomb+stiction")
     with pytest.raises(ModelError, match="tanh=0.02"):
         FrictionForm.parse("tanh")
+
+
+def test_identify_command_takes_forms_per_joint_and_writes_the_friction_file(plant, nominal, tmp_path, capsys):
+    from robodyn_ros.apps.identify import main as identify_main
+    from robodyn_ros.identification.bag import write_joint_states
+
+    run = synthetic_run(plant, START, 8.0)
+    bag = write_joint_states(tmp_path / "run", run.t, run.joint_names, run.position, run.velocity, run.effort)
+    out = tmp_path / "identified.urdf"
+    assert identify_main([str(bag), "--urdf", URDF, "-o", str(out), "--friction", "coulomb+tanh=0.05+offset",
+                          "--friction", "joint_6=coulomb"]) == 0
+    printed = capsys.readouterr().out
+    assert "samples: 8000 in, 8000 used" in printed and "stacked" in printed
+    loaded = FrictionModel.load(friction_file(out), nominal.joint_names)
+    assert [form.spec() for form in loaded.forms] == ["viscous+coulomb+tanh=0.05+offset"] * 5 + ["viscous+coulomb"]
+    assert identify_main([str(bag), "--urdf", URDF, "-o", str(out), "--friction", "asymmetric+offset"]) == 2
+    assert "coulomb+offset" in capsys.readouterr().err
