@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from .estimate import (consistent_estimate, ordinary_least_squares, payload_estimate,
-                       weighted_least_squares)
+from .estimate import consistent_from_gram, least_squares_from_gram, payload_from_gram
+from .gram import accumulate, predictions
 from ..dynamics.inertial_parameters import with_parameters
 from .layout import Layout
 from .samples import MAX_GAP, filtered_states
@@ -43,6 +43,15 @@ class Fit:
     relative: np.ndarray
     rms: np.ndarray
     stacked: float
+
+    @classmethod
+    def from_gram(cls, grams, pi):
+        """The fit of parameters ``pi`` to the data of ``grams`` (gram.JointGrams)."""
+        residual, torque = grams.residual_squares(pi), grams.torque_squares()
+        rms, scale = np.sqrt(residual / grams.states), np.sqrt(torque / grams.states)
+        total = float(np.sum(torque))
+        return cls(rms / np.where(scale > 0.0, scale, 1.0), rms,
+                   float(np.sqrt(np.sum(residual) / (total if total > 0.0 else 1.0))))
 
     @classmethod
     def of(cls, tau, predicted):
@@ -159,31 +168,32 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
                                       f"fewer than the {needed} that {base.count} base parameters need "
                                       "(record longer)" if name == "training" else
                                       f"{recording.source}: no held-out states after filtering")
-    Y = layout.regressor(q, qd, qdd)
-    W = base.base_regressor(Y)
-    _check_excitation(W.reshape(-1, base.count), base, recording.source)
-    say(f"regressor {W.shape[0] * W.shape[1]} rows x {W.shape[2]} base columns", "regressor")
-    estimator = ordinary_least_squares if method == "ols" else weighted_least_squares
-    least_squares = _correlated(estimator(W, tau), float(np.median(np.diff(t))), cutoff_hz)
+    grams = accumulate(layout, q, qd, qdd, tau)
+    _check_excitation(grams.matrix(base.columns)[:-1, :-1], base, recording.source)
+    say(f"regressor {len(t) * model.dof} rows x {len(layout.names)} columns, as per-joint Gram matrices",
+        "regressor")
+    least_squares = _correlated(_least_squares(grams, base, method), float(np.median(np.diff(t))), cutoff_hz)
     say(f"{method.upper()}: cond(W_base) = {least_squares.condition:.3g}", "least squares")
     nominal = layout.nominal()
+    rows = len(t) * model.dof
     if payload_only:
-        consistent = payload_estimate(Y, tau, nominal, model.dof, prior_weight=prior_weight)
+        consistent = payload_from_gram(grams.matrix(np.arange(len(layout.names))), rows, nominal, model.dof,
+                                       prior_weight=prior_weight)
     else:
-        consistent = consistent_estimate(Y, tau, nominal, model.dof, layout.drive_layout,
-                                         prior_weight=prior_weight)
+        consistent = consistent_from_gram(grams.matrix(np.arange(len(layout.names))), rows, nominal, model.dof,
+                                          layout.drive_layout, prior_weight=prior_weight)
     say(f"consistent estimate: {consistent.iterations} iterations, smallest pseudo-inertia "
         f"eigenvalue {np.min(consistent.min_eigenvalues):.3g}", "consistent")
     standard, friction_model = layout.split(consistent.parameters)
     identified = with_parameters(model, standard)
-    fits, samples = {}, {}
-    for name, (t_, q_, qd_, qdd_, tau_) in data.items():
-        Y_ = Y if name == "training" else layout.regressor(q_, qd_, qdd_)
-        predicted, before = Y_ @ consistent.parameters, Y_ @ nominal
-        fits[(name, "base")] = Fit.of(tau_, base.base_regressor(Y_) @ least_squares.parameters)
-        fits[(name, "consistent")] = Fit.of(tau_, predicted)
-        fits[(name, "nominal")] = Fit.of(tau_, before)
-        samples[name] = len(q_)
+    estimates = {"base": _in_layout(least_squares.parameters, base, len(layout.names)),
+                 "consistent": consistent.parameters, "nominal": nominal}
+    fits = {("training", name): Fit.from_gram(grams, pi) for name, pi in estimates.items()}
+    t_, q_, qd_, qdd_, tau_ = data["held-out"]
+    held = dict(zip(estimates, predictions(layout, q_, qd_, qdd_, list(estimates.values()))))
+    fits.update({("held-out", name): Fit.of(tau_, value) for name, value in held.items()})
+    predicted, before = held["consistent"], held["nominal"]
+    samples = {name: len(part[0]) for name, part in data.items()}
     processing = {
         "repeats": "rows equal to the one before in every field dropped (merged into it)",
         "grid": "each stretch resampled by linear interpolation onto a uniform grid at its median interval",
@@ -198,6 +208,31 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
                           base, least_squares, consistent, least_squares.condition, fits, samples, accounts,
                           processing, float(cutoff_hz), method, (t_, tau_, predicted), before, (q_, qd_, qdd_),
                           seconds)
+
+
+def _least_squares(grams, base, method):
+    """OLS, or Gautier & Khalil's WLS (``estimate.weighted_least_squares``), of the base parameters
+    from the per-joint Gram matrices; the residual RMS per joint kept."""
+    rows = grams.states * len(grams.blocks)
+
+    def estimate(weights=None):
+        result = least_squares_from_gram(grams.matrix(base.columns, weights), rows, weights)
+        residual = grams.residual_squares(_in_layout(result.parameters, base, grams.p))
+        return dataclasses.replace(result, rms=np.sqrt(residual / grams.states)), residual
+
+    first, residual = estimate()
+    if method == "ols":
+        return dataclasses.replace(first, weights=np.ones(len(grams.blocks)))
+    sigma = np.sqrt(residual / (grams.states - base.count / len(grams.blocks)))
+    sigma = np.ones_like(sigma) if sigma.max() == 0.0 else np.maximum(sigma, 1e-6 * sigma.max())
+    return estimate(1.0 / sigma)[0]
+
+
+def _in_layout(values, base, p):
+    """The base estimate as a vector of Y's layout: W_base π_base = Y π with the dependent columns at 0."""
+    pi = np.zeros(p)
+    pi[base.columns] = values
+    return pi
 
 
 def _correlated(estimate, dt, cutoff_hz):
@@ -242,17 +277,16 @@ def _states(model, recording, cutoff_hz, effort_delay, max_gap, edge_trim, name)
     return tuple(np.concatenate(parts) for parts in zip(*stretches)), account
 
 
-def _check_excitation(W, base, source):
-    """Refuse data in which some base parameter barely shows: pivoted QR of the unit columns. Of
-    W's triangular factor R (W = QR: W D = Q (R D), so R D's pivoted factor is W D's), which is
-    p × p whatever the recording's length."""
+def _check_excitation(G, base, source):
+    """Refuse data in which some base parameter barely shows: pivoted QR of the unit columns of W,
+    done on a square root of WᵀW = ``G`` (R = Λ^½ Vᵀ of G = V Λ Vᵀ: W = QR for an orthonormal Q,
+    so RD's pivoted factor is WD's), p × p whatever the recording's length."""
     from scipy.linalg import qr
 
-    from .estimate import triangular_factor
-
-    R = triangular_factor(W, np.zeros(W.shape[0]))[:-1, :-1]
-    norms = np.linalg.norm(R, axis=0)
-    silent = [base.expressions()[k] for k in np.flatnonzero(norms == 0.0)]
+    values, vectors = np.linalg.eigh(G)
+    R = np.sqrt(np.maximum(values, 0.0))[:, None] * vectors.T
+    norms = np.sqrt(np.maximum(np.diag(G), 0.0))
+    silent = [base.expressions()[k] for k in np.flatnonzero(norms <= 1e-300)]
     if not silent:
         R, pivots = qr(R / norms, mode="r", pivoting=True)
         diagonal = np.abs(np.diag(R))

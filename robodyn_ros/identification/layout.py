@@ -63,6 +63,13 @@ class Layout:
                               standard.singular_values, standard.tolerance)
         return cls(model, forms, names, drive_layout, base)
 
+    def joint_columns(self, j):
+        """The columns of Y that joint j's row can have nonzero: the bodies from j on (a body moves
+        no joint after it) and joint j's own drive block."""
+        n = self.model.dof
+        start = _BODY * n + sum(len(d) for d in self.drive_layout[:j])
+        return np.concatenate((np.arange(_BODY * j, _BODY * n), np.arange(start, start + len(self.drive_layout[j]))))
+
     @property
     def standard(self):
         """True when this is the model's own standard layout (every joint's form the default)."""
