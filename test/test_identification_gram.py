@@ -63,3 +63,19 @@ def test_grams_give_the_qr_estimate_and_fits(run):
     # only the light prior holds, may stop elsewhere within the solver's tolerance)
     assert consistent.cost == pytest.approx(whole.cost, rel=1e-6)
     np.testing.assert_allclose(Y @ consistent.parameters, Y @ whole.parameters, rtol=0, atol=1e-3 * np.abs(tau).max())
+
+
+def test_weighted_least_squares_from_grams_is_the_qr_ones(run):
+    from robodyn_ros.identification.estimate import weighted_least_squares
+    from robodyn_ros.identification.identify import _least_squares
+
+    layout, q, qd, qdd, tau = run
+    tau = tau + np.random.default_rng(4).normal(0.0, 1.0, tau.shape) * [0, 0, 0.5, 0, 0, 0, 0]   # joint 3 noisier
+    grams = accumulate(layout, q, qd, qdd, tau)
+    direct = weighted_least_squares(layout.base.base_regressor(layout.regressor(q, qd, qdd)), tau)
+    from_grams = _least_squares(grams, layout.base, "wls")
+    np.testing.assert_allclose(from_grams.weights, direct.weights, rtol=1e-8)
+    assert direct.weights[2] < 0.5 * direct.weights[0]
+    np.testing.assert_allclose(from_grams.parameters, direct.parameters, rtol=0,
+                               atol=1e-9 * np.abs(direct.parameters).max())
+    np.testing.assert_allclose(from_grams.residual_rms, direct.residual_rms, rtol=1e-7)

@@ -72,14 +72,20 @@ def weighted_least_squares(W, y, joints=None):
     W, y, n = _stacked(W, y, joints)
     N, p = W.shape[0] // n, W.shape[1]
     first = _qr_estimate(W, y, n, np.ones(n))
-    sigma = np.sqrt(np.sum(first.residual ** 2, axis=0) / (N - p / n))
+    weights = wls_weights(np.sum(first.residual ** 2, axis=0), N, p)
+    rows_weight = np.tile(weights, N)[:, None]
+    return _qr_estimate(W * rows_weight, y * rows_weight[:, 0], n, weights, unweighted=(W, y))
+
+
+def wls_weights(residual_squares, states, p):
+    """Gautier & Khalil's weight 1/σ_j per joint of its OLS residual |r_j|² over ``states`` states
+    and ``p`` parameters: σ_j² = |r_j|² / (N − p/n)."""
+    n = len(residual_squares)
+    sigma = np.sqrt(np.asarray(residual_squares, dtype=float) / (states - p / n))
     if sigma.max() == 0.0:
         sigma = np.ones(n)      # an exact fit: nothing to weigh
     # a joint fitted exactly would get an infinite weight: hold its σ_j at a millionth of the largest
-    sigma = np.maximum(sigma, 1e-6 * sigma.max())
-    weights = 1.0 / sigma
-    rows_weight = np.tile(weights, N)[:, None]
-    return _qr_estimate(W * rows_weight, y * rows_weight[:, 0], n, weights, unweighted=(W, y))
+    return 1.0 / np.maximum(sigma, 1e-6 * sigma.max())
 
 
 def _stacked(W, y, joints):

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from .estimate import consistent_from_gram, least_squares_from_gram, payload_from_gram
+from .estimate import consistent_from_gram, least_squares_from_gram, payload_from_gram, wls_weights
 from .gram import accumulate, predictions
 from ..dynamics.inertial_parameters import with_parameters
 from .layout import Layout
@@ -223,9 +223,7 @@ def _least_squares(grams, base, method):
     first, residual = estimate()
     if method == "ols":
         return dataclasses.replace(first, weights=np.ones(len(grams.blocks)))
-    sigma = np.sqrt(residual / (grams.states - base.count / len(grams.blocks)))
-    sigma = np.ones_like(sigma) if sigma.max() == 0.0 else np.maximum(sigma, 1e-6 * sigma.max())
-    return estimate(1.0 / sigma)[0]
+    return estimate(wls_weights(residual, grams.states, base.count))[0]
 
 
 def _in_layout(values, base, p):
