@@ -1,12 +1,15 @@
 """From a recorded run to an identified model: filter, regress, estimate, check on held-out data.
 
 ``identify(model, recording)`` takes the nominal model and a ``bag.Recording`` (positions, and
-velocities and torques where recorded) and returns an ``Identification``: the base parameters by
-ordinary (or weighted) least squares with their standard deviations, the physically consistent
-estimate of the whole standard set (every body a rigid body, friction non-negative, pulled lightly
-toward the nominal model where the data say nothing) and the model it makes, and how well each
-predicts the torques of the training data and of data it never saw (a second recording, or the last
-part of this one).
+velocities and torques where recorded) and returns an ``Identification``: what became of the
+samples (``samples.SampleAccount``: a logger's repeats merged, split only at real gaps, resampled
+onto a uniform grid, filtered), the base parameters by ordinary (or weighted) least squares with
+their standard deviations, the physically consistent estimate of the whole parameter set (every
+body a rigid body, friction magnitudes non-negative, each joint's friction of the form asked,
+``layout``, pulled lightly toward the nominal model where the data say nothing) and the model and
+friction file it makes, and how well each predicts the torques of the training data and of data
+it never saw (a second recording, or the last part of this one). The regressor is never held
+whole: its per-joint Gram matrices are (``gram``).
 
 Torques that are held commands (a controller's output, applied from one state until the next)
 act, on average, half a period after the state they answer: ``effort_delay`` shifts them by that
