@@ -117,6 +117,22 @@ def test_what_the_drive_adds_is_left_out(model):
         np.testing.assert_allclose(efforts[i], message_order(inertial), rtol=1e-6, atol=1e-4)
 
 
+def test_a_friction_file_replaces_the_urdf_friction(model, tmp_path):
+    """An identified URDF's friction file (smooth Coulomb, an offset on one joint): its friction,
+    in closed form, in place of the URDF's."""
+    from robodyn_ros.dynamics.friction import FrictionForm, FrictionModel
+
+    forms = tuple(FrictionForm.parse("coulomb+tanh=0.1+offset" if j == 1 else "asymmetric") for j in range(6))
+    values = tuple(np.array([0.3, 0.7, -0.2]) if j == 1 else np.array([0.1, 0.4, 0.5]) for j in range(6))
+    path = FrictionModel(tuple(JOINTS), forms, values).save(tmp_path / "arm.friction.yaml")
+    trajectory = shuffled(V, A)
+    efforts = EffortFeedforward(model, friction=FrictionModel.load(path, JOINTS)).efforts(trajectory)
+    without = EffortFeedforward(model, friction=False).efforts(trajectory)
+    expected = 0.1 * V + np.where(V > 0, 0.4, np.where(V < 0, -0.5, 0.0))
+    expected[:, 1] = 0.3 * V[:, 1] + 0.7 * np.tanh(V[:, 1] / 0.1) - 0.2
+    np.testing.assert_allclose(efforts - without, message_order(expected), rtol=1e-9, atol=1e-9)
+
+
 BAD = {
     "unknown joint": (lambda: JointTrajectory(NAMES[:5] + ["gripper"], TIMES, P),
                       "not in the chain: ['gripper']"),

@@ -15,6 +15,7 @@ from robodyn_ros.control import JointTrajectory, TrajectorySampler
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.identification import regressor
 from robodyn_ros.dynamics.base_parameters import base_parameters
+from robodyn_ros.dynamics.inertial_parameters import standard_parameters
 from robodyn_ros.identification.excitation import (ExcitationError, ExcitationProblem, FourierSeries,
                                                    goal_document, optimise_excitation)
 from robodyn_ros.apps.excite import main, write_goal
@@ -187,6 +188,8 @@ def test_excite_command_writes_the_optimised_motion_in_the_goals_joint_order(tmp
                  "--starts", "2", "-o", str(output)]) == 0
     printed = capsys.readouterr()
     assert "start 2/2" in printed.err and "cond(W_base)" in printed.out
+    assert "predicted relative σ of the" in printed.out and "inf %" not in printed.out
+    assert "0.1 N·m of white torque noise" in printed.out
     loaded = points_of(output)
     assert loaded.joint_names == ["joint_2", "joint_1"]
     np.testing.assert_array_equal(loaded.positions[[0, -1]], [start, start])
@@ -234,3 +237,27 @@ def test_a_start_pose_whose_gravity_exceeds_the_effort_limit_is_refused():
                       puma.gravity, puma.name)
     with pytest.raises(ExcitationError, match="holding it takes 37.48 on joint 'joint_2'"):
         ExcitationProblem(weak)
+
+
+def test_predicted_std_is_what_least_squares_reports_and_the_estimates_spread(optimised):
+    """``predicted_std``: before anything is recorded, the σ that OLS reports on a recording of the
+    motion with white torque noise — checked against OLS itself and the spread of 40 estimates."""
+    from robodyn_ros.identification.estimate import ordinary_least_squares
+    from robodyn_ros.identification.excitation import predicted_std
+
+    model, result = optimised
+    noise, rate = 0.05, 500.0
+    std, relative = predicted_std(model, result.series, noise, rate)
+    base = base_parameters(model)
+    t = np.arange(0.0, SETTINGS["period"], 1.0 / rate)
+    q, qd, qdd = result.series.evaluate(t)
+    W, tau = base.base_regressor(regressor(model, q, qd, qdd)), model.inverse_dynamics(q, qd, qdd)
+    rng = np.random.default_rng(8)
+    estimates = [ordinary_least_squares(W, tau + rng.normal(0.0, noise, tau.shape)) for _ in range(40)]
+    np.testing.assert_allclose(estimates[0].std, std, rtol=0.1)
+    spread = np.std([e.parameters for e in estimates], axis=0)
+    assert np.all(np.abs(spread / std - 1.0) < 0.45)                   # 40 draws: ±~25 % each
+    nominal = np.abs(base.from_standard(standard_parameters(model)))
+    shown = nominal > 1e-12 * nominal.max()
+    np.testing.assert_allclose(relative[shown], 100.0 * std[shown] / nominal[shown])
+    assert np.all(np.isinf(relative[~shown]))

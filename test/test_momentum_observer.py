@@ -348,3 +348,32 @@ def test_velocity_noise_gives_the_residual_the_stated_noise():
     expected = (1 - a) / DT * sigma * np.sqrt((M ** 2).sum(axis=1) * (1 + (1 - a) / (1 + a)))
     np.testing.assert_allclose(r[1000:].std(axis=0), expected, rtol=0.05)
     np.testing.assert_allclose(expected, K_O * sigma * np.sqrt((M ** 2).sum(axis=1)), rtol=0.05)
+
+
+def test_a_friction_file_replaces_the_models_friction():
+    """The observer with the model's own friction as a friction file gives the kernel's residual
+    (to rounding); a file with an offset of f_o on joint 2 sees f_o as an external torque, through
+    the filter: r = f_o (1 − e^(−K_O t)) beside the other observer's r."""
+    from robodyn_ros.dynamics.friction import FrictionForm, FrictionModel
+
+    import dataclasses
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data_set = RobotModel.from_urdf(PUMA_URDF)       # the data set's friction, made symmetric
+    links = [dataclasses.replace(link, coulomb_negative=link.coulomb_positive) for link in data_set.links]
+    model = RobotModel(links, data_set.tip, data_set.gravity, data_set.name, data_set.frames)
+    own = FrictionModel(tuple(model.joint_names), (FrictionForm(),) * model.dof, tuple(
+        np.array([link.viscous, link.coulomb_positive, link.coulomb_negative]) for link in links))
+    offset = FrictionModel(own.joints, tuple(FrictionForm("symmetric", 0.0, True) for _ in links), tuple(
+        np.array([link.viscous, link.coulomb_positive, 0.7 if j == 1 else 0.0]) for j, link in enumerate(links)))
+    observers = [MomentumObserver(model, K_O), MomentumObserver(model, K_O, own),
+                 MomentumObserver(model, K_O, offset)]
+    (kernel, filed, biased), _, _, _ = run(model, RobodynEngine(model, DT),
+                                           computed_torque(model, motion_004(model)), 1500, None, observers)
+    assert np.abs(kernel).max() > 1e-3                    # the friction did act (Coulomb steps)
+    np.testing.assert_allclose(filed, kernel, rtol=0, atol=1e-9 * np.abs(kernel).max() + 1e-12)
+    t = np.arange(len(kernel)) * DT
+    expected = kernel.copy()
+    expected[:, 1] += 0.7 * (1.0 - np.exp(-K_O * t))
+    np.testing.assert_allclose(biased, expected, rtol=0, atol=1e-9)

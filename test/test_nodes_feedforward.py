@@ -73,6 +73,32 @@ def test_topic_trajectory_leaves_with_efforts_on_the_controller_topic(rig, model
                                rtol=1e-9, atol=1e-9)
 
 
+def test_a_friction_file_gives_the_identified_friction(rig, model, tmp_path):
+    """``friction_file`` (an identified URDF's): smooth Coulomb and an offset per joint in place of
+    the URDF's friction, in closed form."""
+    from robodyn_ros.dynamics.friction import FrictionForm, FrictionModel
+
+    form = FrictionForm.parse("coulomb+tanh=0.2+offset")
+    path = FrictionModel(tuple(JOINTS), (form,) * 6, tuple(np.array([0.2, 0.5, 0.1 * j]) for j in range(6))).save(
+        tmp_path / "puma.friction.yaml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rig.add(EffortFeedforwardNode(namespace=rig.ns, parameter_overrides=[
+            Parameter("urdf_file", value=URDF), Parameter("friction_file", value=str(path))]))
+    received = []
+    rig.probe.create_subscription(JointTrajectory, f"{rig.ns}/joint_trajectory_controller/"
+                                  "joint_trajectory", received.append, 10)
+    publisher = rig.probe.create_publisher(JointTrajectory,
+                                           f"{rig.ns}/effort_feedforward/joint_trajectory", 10)
+    wait_for_subscriber(rig, publisher)
+    publisher.publish(trajectory_message())
+    rig.spin_until(lambda: received, what="the filled trajectory")
+    friction = 0.2 * V + 0.5 * np.tanh(V / 0.2) + 0.1 * np.arange(6)
+    expected = np.array([(model.inverse_dynamics(p, v, a, friction=False) + f)[ORDER]
+                         for p, v, a, f in zip(P, V, A, friction)])
+    np.testing.assert_allclose([p.effort for p in received[0].points], expected, rtol=1e-9, atol=1e-9)
+
+
 @pytest.fixture
 def control_msgs():
     import control_msgs.action

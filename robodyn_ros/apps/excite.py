@@ -23,7 +23,8 @@ from ..control.joints import JointOrder
 from ..dynamics import RobotModel
 from ..dynamics.link import ModelError
 from ..nodes.parameters import node_schema
-from ..identification.excitation import GOAL_RATE, LIMIT_KINDS, ExcitationError, goal_document, optimise_excitation
+from ..identification.excitation import (GOAL_RATE, LIMIT_KINDS, ExcitationError, goal_document, optimise_excitation,
+                                         predicted_std)
 
 ARGUMENT_BYTES = 128 * 1024   # Linux's limit on one command-line argument (MAX_ARG_STRLEN)
 
@@ -35,6 +36,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--joints", nargs="+", metavar="NAME",
                         help="the goal's joint names, in the order of --start and --accel-limit "
                              "(default: the chain's order); every joint of the chain once")
+    parser.add_argument("--torque-noise", type=float, default=0.1, metavar="NM",
+                        help="white torque noise (N m) for the predicted σ of the base parameters "
+                             "(default %(default)g: the Panda run's residual RMS, doc/identification.md)")
+    parser.add_argument("--record-rate", type=float, default=1000.0, metavar="HZ",
+                        help="the joint states' rate of the recording the prediction assumes "
+                             "(default %(default)g)")
     parser.add_argument("--start", nargs="+", type=float, metavar="Q",
                         help="the pose it starts and ends at rest at (rad or m, --joints order; "
                              "default: the middle of each joint's range)")
@@ -105,6 +112,7 @@ def main(argv=None) -> int:
         parser.error(str(exc))
     trajectory = result.series.joint_trajectory(args.rate, args.periods, order.names)
     print(report(result, trajectory, args, order, write_goal(args.output, trajectory)))
+    print(uncertainty(model, result, args))
     return 0
 
 
@@ -142,6 +150,20 @@ def report(result, trajectory, args, order: JointOrder, size: int) -> str:
         lines.append(f"note: {count} points are more than computed_torque_controller's default "
                      f"max_trajectory_points ({most}): lower --rate or raise that parameter")
     return "\n".join(lines)
+
+
+def uncertainty(model, result, args) -> str:
+    """The base parameters' relative σ that identify would report on this motion (predicted_std)."""
+    from ..dynamics.base_parameters import base_parameters
+
+    _, relative = predicted_std(model, result.series, args.torque_noise, args.record_rate, args.periods)
+    names = base_parameters(model).expressions()
+    known = np.flatnonzero(np.isfinite(relative))       # a nominal value of 0 has no relative σ
+    worst = known[np.argsort(relative[known])[::-1][:3]]
+    return (f"predicted relative σ of the {len(known)} of {len(names)} base parameters whose nominal value is not 0, "
+            f"for {args.periods} period(s) recorded at {args.record_rate:g} Hz with {args.torque_noise:g} N·m of "
+            f"white torque noise: median {np.median(relative[known]):.2g} %, {int(np.sum(relative[known] > 10.0))} "
+            "above 10 %; largest " + "; ".join(f"{relative[k]:.3g} % {names[k].split(' ')[0]}" for k in worst))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..identification.identify import CUTOFF_HZ, METHODS, IdentificationError, identify
+from ..identification.samples import MAX_GAP
 
 
 def parse_args(argv):
@@ -39,6 +40,16 @@ def parse_args(argv):
                         "on (default: the last quarter of BAG)")
     parser.add_argument("--cutoff", type=float, default=CUTOFF_HZ, metavar="HZ",
                         help="low-pass cut-off of the zero-phase filter (default: %(default)g Hz)")
+    parser.add_argument("--max-gap", type=float, default=MAX_GAP, metavar="S",
+                        help="an interval between two stamps longer than this splits the run; shorter "
+                        "ones are resampled across (default: %(default)g s)")
+    parser.add_argument("--edge-trim", type=float, metavar="S", help="time taken off each end of a "
+                        "stretch as the filter's edge transient (default: 8 time constants of its "
+                        "slowest pole, 3.3 / cutoff s)")
+    parser.add_argument("--friction", action="append", metavar="[JOINT=]FORM", help="friction form of "
+                        "every joint or of one (repeatable): '+'-joined viscous, coulomb (symmetric) or "
+                        "asymmetric, tanh=V (smooth Coulomb, velocity scale V), offset (default: "
+                        "asymmetric). What a URDF cannot carry goes to OUTPUT's .friction.yaml")
     parser.add_argument("--effort-delay", type=float, metavar="S", help="time by which each torque "
                         "acts after its state's stamp (default: half a sample for --effort-topic, "
                         "whose commands are held until the next state; 0 for measured efforts)")
@@ -56,6 +67,7 @@ def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from ..dynamics import ModelError, RobotModel
     from ..identification.bag import BagError, read_joint_states
+    from ..dynamics.friction import friction_file
     from ..identification.urdf_write import write_identified_urdf
 
     try:
@@ -74,14 +86,18 @@ def main(argv=None) -> int:
             delay = 0.5 * float(np.median(np.diff(recording.t))) if held else 0.0
         result = identify(model, recording, holdout=recordings[1] if args.holdout else None,
                           cutoff_hz=args.cutoff, effort_delay=delay, method=args.method,
-                          prior_weight=args.prior_weight, payload_only=args.payload_only)
-        write_identified_urdf(args.urdf, model, result.parameters, args.output,
+                          prior_weight=args.prior_weight, payload_only=args.payload_only,
+                          friction=friction_forms(args.friction, model.joint_names), max_gap=args.max_gap,
+                          edge_trim=args.edge_trim)
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        write_identified_urdf(args.urdf, model, result.standard_parameters, args.output,
                               root_link=args.root_link, tip_link=args.tip_link)
-    except (BagError, IdentificationError, ModelError) as exc:
+        result.friction.save(friction_file(args.output))
+    except (BagError, IdentificationError, ModelError, ValueError) as exc:
         print(f"robodyn-ros identify: {exc}", file=sys.stderr)
         return 2
     print_report(result)
-    print(f"identified model written to {args.output}")
+    print(f"identified model written to {args.output}, its friction to {friction_file(args.output)}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result.report(), indent=2))
@@ -91,16 +107,37 @@ def main(argv=None) -> int:
     return 0
 
 
+def friction_forms(specs, joints):
+    """{joint: form spec} of the --friction options: JOINT=FORM for one joint, FORM for the rest."""
+    every, forms = None, {}
+    for spec in specs or ():
+        head, sep, rest = spec.partition("=")
+        if sep and head != "tanh" and "+" not in head:
+            forms[head] = rest
+        else:
+            every = spec
+    return {**{joint: every for joint in joints}, **forms}
+
+
 def print_report(result):
-    """The fit per joint (training and held out) and the base parameters with their spread."""
+    """Samples, processing, the fit per joint (training and held out) and the base parameters with
+    their spread."""
     joints = result.nominal.joint_names
-    print(f"\ncond(W_base) = {result.condition:.4g}; "
+    print()
+    for name, account in result.accounts.items():
+        print(f"{name}: {account.summary()}")
+        if account.warning():
+            print(f"robodyn-ros identify: warning: {name}: {account.warning()}", file=sys.stderr)
+    print("processing: " + "; ".join(f"{k}: {v}" for k, v in result.processing.items()))
+    print(f"cond(W_base) = {result.condition:.4g}; "
           f"states: {result.samples['training']} training, {result.samples['held-out']} held out")
-    print("RMS(tau - tau_hat) / RMS(tau) per joint")
-    header = f"{'':24s}" + "".join(f"{j:>11s}" for j in joints)
-    print(header)
+    print("RMS(tau - tau_hat) / RMS(tau) per joint, and ||tau - tau_hat|| / ||tau|| stacked")
+    width = max(11, 1 + max(map(len, joints)))
+    print(f"{'':24s}" + "".join(f"{j:>{width}s}" for j in joints) + f"{'stacked':>{width}s}")
     for (data, estimate), fit in result.fits.items():
-        print(f"{data + ' / ' + estimate:24s}" + "".join(f"{x:11.2e}" for x in fit.relative))
+        print(f"{data + ' / ' + estimate:24s}" + "".join(f"{x:{width}.2e}" for x in fit.relative)
+              + f"{fit.stacked:{width}.2e}")
+    print(f"{'residual RMS (base)':24s}" + "".join(f"{x:{width}.3g}" for x in result.least_squares.residual_rms))
     print(f"\n{result.base.count} base parameters ({result.method.upper()}), value ± std (%):")
     for expression, value, std, relative in zip(result.base.expressions(), result.least_squares.parameters,
                                                  result.least_squares.std, result.least_squares.relative_std):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dynamics.friction import FrictionModel
 from ..plumbing.reasons import bounded
 from .drive import DRIVE_FRICTION, DRIVE_GRAVITY
 from .joints import JointOrder
@@ -35,7 +36,8 @@ class EffortFeedforward:
     """τ = NE(q, q̇, q̈) at every point of a trajectory, in the trajectory's joint order.
 
     ``friction``: include the model's joint friction (viscous and Coulomb at the point's
-    velocity). ``position_limit_margin``: a point beyond the URDF's position limits by more than
+    velocity); or a ``dynamics.friction.FrictionModel`` (an identified URDF's friction file), used
+    instead of the model's. ``position_limit_margin``: a point beyond the URDF's position limits by more than
     this is refused, as the controller refuses it. ``max_points``: larger trajectories are refused
     before any work is spent on them. ``compensates``: what the drive adds itself (``drive``'s
     bits), left out of the efforts: g(q) for DRIVE_GRAVITY, the friction for DRIVE_FRICTION.
@@ -45,7 +47,10 @@ class EffortFeedforward:
                  max_points: int = 10_000, compensates: int = 0):
         self.model = model
         self.compensates = int(compensates)
-        self.friction = bool(friction) and not self.compensates & DRIVE_FRICTION
+        behind = bool(self.compensates & DRIVE_FRICTION)   # the drive adds its own friction
+        self.friction_model = friction if isinstance(friction, FrictionModel) and not behind \
+            else None
+        self.friction = (self.friction_model is not None or bool(friction)) and not behind
         self.position_limit_margin = float(position_limit_margin)
         self.max_points = int(max_points)
 
@@ -73,7 +78,11 @@ class EffortFeedforward:
         if outside:
             raise TrajectoryError(outside)
         qd, qdd = point_derivatives(chain)
-        tau = model.inverse_dynamics(chain.positions, qd, qdd, friction=self.friction)
+        if self.friction_model is None:
+            tau = model.inverse_dynamics(chain.positions, qd, qdd, friction=self.friction)
+        else:
+            tau = model.inverse_dynamics(chain.positions, qd, qdd, friction=False) \
+                + self.friction_model.torques(qd)
         if self.compensates & DRIVE_GRAVITY:
             rest = np.zeros_like(qd)
             tau -= model.inverse_dynamics(chain.positions, rest, rest, friction=False)

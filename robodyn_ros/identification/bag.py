@@ -42,7 +42,8 @@ class Recording:
     (``time_source``: "header", the messages' stamps, or "receive", the bag's receive times when
     every stamp is zero); ``velocity`` / ``effort`` are None when the messages carry none;
     ``effort_source`` is "joint_states", the effort topic, or None; ``dropped`` counts the states
-    left out for want of an effort command."""
+    left out: ``repeated`` of them for a stamp that repeats the one before (the same state
+    published again), the rest for want of an effort command."""
     t: np.ndarray
     time_ns: np.ndarray
     joint_names: list[str]
@@ -53,6 +54,7 @@ class Recording:
     time_source: str
     effort_source: str | None
     dropped: int = 0
+    repeated: int = 0
 
 
 def read_joint_states(bag, joints: Sequence[str] | None = None, topic: str = "/joint_states",
@@ -96,6 +98,7 @@ def read_joint_states(bag, joints: Sequence[str] | None = None, topic: str = "/j
             raise BagError(f"{path}: {len(received)} messages on {topic}, fewer than "
                            f"min_samples = {min_samples}")
         time_ns, time_source, keep = _time_base(path, topic, stamps, received)
+        repeated = int(len(keep) - np.count_nonzero(keep))
         effort_source = "joint_states" if fields["effort"] is not None else None
         if effort_topic is not None:
             paired, torques = _efforts(reader, path, effort_topic, joint_names, effort_joints,
@@ -118,7 +121,7 @@ def read_joint_states(bag, joints: Sequence[str] | None = None, topic: str = "/j
                      joint_names=list(joint_names),
                      **{name: None if v is None else _frozen(v) for name, v in fields.items()},
                      source=str(path), time_source=time_source, effort_source=effort_source,
-                     dropped=len(received) - len(time_ns))
+                     dropped=len(received) - len(time_ns), repeated=repeated)
 
 
 @contextmanager

@@ -30,7 +30,7 @@ BODY_PARAMETERS = len(BODY_COLUMNS)
 _ROUND, _ROUNDS = 20, 100   # least-squares evaluations per round about one centre, rounds at most (_fit)
 # the sign each drive parameter must have (its regressor column puts the sign in: the negative
 # Coulomb column is −1 where q̇ < 0, so all four magnitudes are non-negative); the offset is free
-_DRIVE_LOWER = {**{name: 0.0 for name in DRIVE_COLUMNS}, OFFSET: -np.inf}
+_DRIVE_LOWER = {**{name: 0.0 for name in DRIVE_COLUMNS}, "coulomb": 0.0, OFFSET: -np.inf}
 # Σ's symmetric entries in the order of π's inertia entries I_xx, I_xy, I_yy, I_xz, I_yz, I_zz
 _ROWS, _COLS = np.array([0, 0, 1, 0, 1, 2]), np.array([0, 1, 1, 2, 2, 2])
 
@@ -45,14 +45,15 @@ class LeastSquaresEstimate:
     parameters: np.ndarray
     std: np.ndarray
     relative_std: np.ndarray
-    residual: np.ndarray
+    residual: np.ndarray | None
     condition: float
     weights: np.ndarray
+    rms: np.ndarray | None = None   # per joint, when the residual itself is not kept (from_gram)
 
     @property
     def residual_rms(self):
         """The root-mean-square residual of each joint (n,)."""
-        return np.sqrt(np.mean(self.residual ** 2, axis=0))
+        return self.rms if self.residual is None else np.sqrt(np.mean(self.residual ** 2, axis=0))
 
 
 def ordinary_least_squares(W, y, joints=None):
@@ -71,14 +72,20 @@ def weighted_least_squares(W, y, joints=None):
     W, y, n = _stacked(W, y, joints)
     N, p = W.shape[0] // n, W.shape[1]
     first = _qr_estimate(W, y, n, np.ones(n))
-    sigma = np.sqrt(np.sum(first.residual ** 2, axis=0) / (N - p / n))
+    weights = wls_weights(np.sum(first.residual ** 2, axis=0), N, p)
+    rows_weight = np.tile(weights, N)[:, None]
+    return _qr_estimate(W * rows_weight, y * rows_weight[:, 0], n, weights, unweighted=(W, y))
+
+
+def wls_weights(residual_squares, states, p):
+    """Gautier & Khalil's weight 1/σ_j per joint of its OLS residual |r_j|² over ``states`` states
+    and ``p`` parameters: σ_j² = |r_j|² / (N − p/n)."""
+    n = len(residual_squares)
+    sigma = np.sqrt(np.asarray(residual_squares, dtype=float) / (states - p / n))
     if sigma.max() == 0.0:
         sigma = np.ones(n)      # an exact fit: nothing to weigh
     # a joint fitted exactly would get an infinite weight: hold its σ_j at a millionth of the largest
-    sigma = np.maximum(sigma, 1e-6 * sigma.max())
-    weights = 1.0 / sigma
-    rows_weight = np.tile(weights, N)[:, None]
-    return _qr_estimate(W * rows_weight, y * rows_weight[:, 0], n, weights, unweighted=(W, y))
+    return 1.0 / np.maximum(sigma, 1e-6 * sigma.max())
 
 
 def _stacked(W, y, joints):
@@ -107,8 +114,42 @@ def _stacked(W, y, joints):
 
 def _qr_estimate(W, y, n, weights, unweighted=None):
     rows, p = W.shape
-    Ry = _triangular_factor(W, y)
-    R, Qty, residual_norm = Ry[:p, :p], Ry[:p, p], abs(Ry[p, p])
+    Ry = triangular_factor(W, y)
+    parameters, std, relative, condition = _solved(Ry[:p, :p], Ry[:p, p], abs(Ry[p, p]), rows)
+    W0, y0 = (W, y) if unweighted is None else unweighted
+    return LeastSquaresEstimate(parameters=parameters, std=std, relative_std=relative,
+                                residual=(y0 - W0 @ parameters).reshape(-1, n),
+                                condition=condition, weights=weights)
+
+
+def least_squares_from_gram(M, rows, weights=None, joint_rms=None):
+    """The least-squares estimate of M = [W y]ᵀ[W y] ((p + 1) square, of ``rows`` rows), for a
+    regressor accumulated chunk by chunk (``gram.JointGrams``): R = chol(WᵀW) is W's triangular
+    factor up to signs, Qᵀy = R⁻ᵀ Wᵀy and |y − Wπ|² = yᵀy − |Qᵀy|². Forming WᵀW squares cond(W), so
+    the columns are scaled to unit norm first (Cholesky's error then grows with the scaled
+    condition only, van der Sluis 1969): ~1e-16 cond(W_unit)² relative, 1e-11 at cond 300.
+    ``joint_rms``: the residual RMS per joint, kept as ``rms``."""
+    M = np.asarray(M, dtype=float)
+    p = M.shape[0] - 1
+    d = np.sqrt(np.diag(M)[:p])
+    d = np.where(d > 0.0, d, 1.0)
+    G = M[:p, :p] / np.outer(d, d)
+    try:
+        R = np.linalg.cholesky(G).T * d           # upper, Rᵀ R = WᵀW
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(f"WᵀW ({p} parameters) is not positive definite: the columns are "
+                                    "not independent; estimate the base parameters") from None
+    Qty = solve_triangular(R, M[:p, p], trans="T")
+    residual_norm = np.sqrt(max(M[p, p] - Qty @ Qty, 0.0))
+    parameters, std, relative, condition = _solved(R, Qty, residual_norm, rows)
+    return LeastSquaresEstimate(parameters=parameters, std=std, relative_std=relative, residual=None,
+                                condition=condition, weights=np.ones(1) if weights is None else weights,
+                                rms=joint_rms)
+
+
+def _solved(R, Qty, residual_norm, rows):
+    """(π, σ, relative σ %, cond) of the triangular factor R of W, Qᵀy and |y − Wπ|."""
+    p = R.shape[0]
     singular = np.linalg.svd(R, compute_uv=False)
     if singular[-1] <= singular[0] * rows * np.finfo(float).eps:
         rank = int(np.sum(singular > singular[0] * rows * np.finfo(float).eps))
@@ -119,15 +160,12 @@ def _qr_estimate(W, y, n, weights, unweighted=None):
     R_inv = solve_triangular(R, np.eye(p))
     sigma2 = residual_norm ** 2 / (rows - p)
     std = np.sqrt(sigma2 * np.sum(R_inv ** 2, axis=1))    # diag((RᵀR)⁻¹) = row norms² of R⁻¹
-    W0, y0 = (W, y) if unweighted is None else unweighted
     with np.errstate(divide="ignore"):
         relative = 100.0 * std / np.abs(parameters)
-    return LeastSquaresEstimate(parameters=parameters, std=std, relative_std=relative,
-                                residual=(y0 - W0 @ parameters).reshape(-1, n),
-                                condition=float(singular[0] / singular[-1]), weights=weights)
+    return parameters, std, relative, float(singular[0] / singular[-1])
 
 
-def _triangular_factor(W, y, block=16384):
+def triangular_factor(W, y, block=16384):
     """R of [W y] = QR: R[:p, :p] is W's, R[:p, p] = Qᵀy and |R[p, p]| = min |y − Wπ|. Householder QR
     block by block, each block stacked under the R so far (a sequential TSQR): Q is never formed,
     and the rows × p copy [W y] neither (2-3x faster than one LAPACK QR of 360,000 × 85 here)."""
@@ -231,7 +269,8 @@ class ConsistentEstimate:
 def consistent_estimate(W_standard, y, nominal, n_bodies, drive_layout, prior_weight=1e-4, joints=None):
     """The standard parameters (10 per body, then per joint the ``drive_layout`` columns, e.g.
     DRIVE_COLUMNS) minimising |W π − y|² + λ |π − π_nominal|²_D over physical bodies and drive
-    parameters of the right sign (offset free).
+    parameters of the right sign (offset free); ``drive_layout``: the drive columns of every joint,
+    or one such tuple per joint (``layout.Layout.drive_layout``).
 
     The prior, λ = ``prior_weight`` > 0, pulls toward the nominal model where the data say nothing
     (the standard parameters are never all identifiable). D = diag(WᵀW), so that a parameter's
@@ -244,17 +283,32 @@ def consistent_estimate(W_standard, y, nominal, n_bodies, drive_layout, prior_we
     ``ordinary_least_squares`` (``joints`` for the stacked layout).
     """
     W, y, _ = _stacked(W_standard, y, joints)
-    p = W.shape[1]
-    layout = tuple(drive_layout)
-    unknown = [name for name in layout if name not in _DRIVE_LOWER]
-    if unknown or len(set(layout)) != len(layout):
-        raise ValueError(f"drive_layout {layout} must name distinct drive columns among {tuple(_DRIVE_LOWER)}")
-    if p != n_bodies * (BODY_PARAMETERS + len(layout)):
-        raise ValueError(f"W has {p} columns, not {n_bodies} bodies × {BODY_PARAMETERS} + {n_bodies} joints × "
-                         f"{len(layout)} drive columns {layout}")
+    return consistent_from_gram(gram(W, y), W.shape[0], nominal, n_bodies, drive_layout, prior_weight)
+
+
+def consistent_from_gram(M, rows, nominal, n_bodies, drive_layout, prior_weight=1e-4):
+    """``consistent_estimate`` of the regressor's M = [W y]ᵀ[W y] ((p + 1) square) over ``rows`` rows
+    (``gram.JointGrams``): the estimate needs nothing else of the data."""
+    p = M.shape[0] - 1
+    layouts = ([tuple(drive_layout)] * n_bodies if all(isinstance(name, str) for name in drive_layout)
+               else [tuple(layout) for layout in drive_layout])
+    for layout in layouts:
+        unknown = [name for name in layout if name not in _DRIVE_LOWER]
+        if unknown or len(set(layout)) != len(layout):
+            raise ValueError(f"drive_layout {layout} must name distinct drive columns among {tuple(_DRIVE_LOWER)}")
+    if len(layouts) != n_bodies or p != n_bodies * BODY_PARAMETERS + sum(map(len, layouts)):
+        drives = (f"{n_bodies} joints × {len(layouts[0])} drive columns {layouts[0]}" if len(set(layouts)) == 1
+                  else f"the drive columns of {len(layouts)} joints {layouts}")
+        raise ValueError(f"W has {p} columns, not {n_bodies} bodies × {BODY_PARAMETERS} + {drives}")
     nominal = _vector(nominal, p, "nominal")
-    lower = np.tile([_DRIVE_LOWER[name] for name in layout], n_bodies)
-    return _fit(W, y, slice(None), nominal, n_bodies, lower, prior_weight, offset=np.zeros(p), start="nominal")
+    lower = np.array([_DRIVE_LOWER[name] for layout in layouts for name in layout])
+    return _fit(M, rows, slice(None), nominal, n_bodies, lower, prior_weight, offset=np.zeros(p), start="nominal")
+
+
+def gram(W, y):
+    """M = [W y]ᵀ [W y], the sufficient statistic of every least-squares fit of y by W π."""
+    Wy = np.column_stack((W, y))
+    return Wy.T @ Wy
 
 
 def payload_estimate(W_standard, y, known, n_bodies, nominal_payload=None, prior_weight=1e-6, joints=None):
@@ -264,14 +318,22 @@ def payload_estimate(W_standard, y, known, n_bodies, nominal_payload=None, prior
     toward ``nominal_payload`` (default: none, zeros) with weight ``prior_weight``, as in
     ``consistent_estimate``. ``parameters`` is the arm with its payload, ``payload`` the body added."""
     W, y, _ = _stacked(W_standard, y, joints)
-    p = W.shape[1]
+    return payload_from_gram(gram(W, y), W.shape[0], known, n_bodies, nominal_payload, prior_weight)
+
+
+def payload_from_gram(M, rows, known, n_bodies, nominal_payload=None, prior_weight=1e-6):
+    """``payload_estimate`` of M = [W y]ᵀ[W y] over ``rows`` rows: [W, y − W π_known] = [W y] T with
+    T = [[1, −π_known], [0, 1]], so its M is Tᵀ M T."""
+    p = M.shape[0] - 1
     if p < BODY_PARAMETERS * n_bodies:
         raise ValueError(f"W has {p} columns, fewer than the {BODY_PARAMETERS * n_bodies} of {n_bodies} bodies")
     known = _vector(known, p, "known")
     nominal = np.zeros(BODY_PARAMETERS) if nominal_payload is None else _vector(
         nominal_payload, BODY_PARAMETERS, "nominal_payload")
     last = slice(BODY_PARAMETERS * (n_bodies - 1), BODY_PARAMETERS * n_bodies)
-    result = _fit(W, y - W @ known, last, nominal, 1, np.zeros(0), prior_weight, offset=known,
+    T = np.eye(p + 1)
+    T[:p, p] = -known
+    result = _fit(T.T @ M @ T, rows, last, nominal, 1, np.zeros(0), prior_weight, offset=known,
                   start="unconstrained")
     return dataclasses.replace(result, payload=result.parameters[last] - known[last])
 
@@ -283,14 +345,15 @@ def _vector(value, size, name):
     return v
 
 
-def _fit(W, y, columns, nominal, bodies, lower, prior_weight, offset, start):
+def _fit(M, rows, columns, nominal, bodies, lower, prior_weight, offset, start):
     """Minimise |W[:, columns] π − y|² + λ |π − nominal|²_D over π = [bodies × 10 | rest ≥ lower]
     from ``start`` ("nominal", or "unconstrained": the minimiser without the constraints), its
-    bodies projected onto consistency; the result is ``offset`` with π added into ``columns``."""
+    bodies projected onto consistency; the result is ``offset`` with π added into ``columns``.
+    The data enter as M = [W y]ᵀ[W y] of ``rows`` rows."""
     if not prior_weight > 0.0:
         raise ValueError(f"prior_weight must be positive (it fixes what the data cannot), got {prior_weight}")
-    Wc = W[:, columns]       # a view: columns is a slice
-    G = Wc.T @ Wc
+    G = M[:-1, :-1][columns, columns]
+    Wty, yy = M[:-1, -1][columns], M[-1, -1]
     # D: diag(WᵀW), held at a millionth of its largest entry for columns the data barely excite (those
     # they never excite are zero only up to rounding, and a prior of weight ~1e-30 holds nothing)
     scale = np.maximum(np.diag(G), 1e-6 * np.max(np.diag(G)))
@@ -303,11 +366,11 @@ def _fit(W, y, columns, nominal, bodies, lower, prior_weight, offset, start):
     # whole objective, which its ftol and the rounds below measure gains against. It sees p + 1
     # residuals; their Jacobian is Lᵀ dπ/dθ (and a zero row).
     A = G + prior_weight * np.diag(scale)
-    b = Wc.T @ y + prior_weight * scale * nominal
+    b = Wty + prior_weight * scale * nominal
     factor = cho_factor(A, lower=True)
     L = np.tril(factor[0])
     c = solve_triangular(L, b, lower=True)
-    rho = np.sqrt(max(y @ y + prior_weight * np.sum(scale * nominal ** 2) - c @ c, 0.0))
+    rho = np.sqrt(max(yy + prior_weight * np.sum(scale * nominal ** 2) - c @ c, 0.0))
     nb = BODY_PARAMETERS * bodies
 
     first = nominal if start == "nominal" else cho_solve(factor, b)
@@ -338,7 +401,7 @@ def _fit(W, y, columns, nominal, bodies, lower, prior_weight, offset, start):
         body = np.einsum("rbk,bkj->rbj", L.T[:, :nb].reshape(-1, bodies, BODY_PARAMETERS), d_pi)
         return np.vstack((np.concatenate((body.reshape(-1, nb), L.T[:, nb:]), axis=1), np.zeros(L.shape[1])))
 
-    degrees_of_freedom = max(W.shape[0] - A.shape[0], 1)
+    degrees_of_freedom = max(rows - A.shape[0], 1)
     objective, iterations, converged = np.inf, 0, False
     # a trial step may overflow exp(): trf then sees a non-finite residual and shrinks its trust region
     with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
@@ -358,7 +421,7 @@ def _fit(W, y, columns, nominal, bodies, lower, prior_weight, offset, start):
     pi = np.concatenate((from_pseudo_inertia(T @ np.swapaxes(T, -1, -2)).reshape(-1), drives))
     full = offset.copy()
     full[columns] += pi
-    data_cost = float(np.sum((Wc @ pi - y) ** 2))
+    data_cost = float(max(pi @ G @ pi - 2.0 * pi @ Wty + yy, 0.0))
     prior_cost = float(prior_weight * np.sum(scale * (pi - nominal) ** 2))
     return ConsistentEstimate(parameters=full, min_eigenvalues=min_eigenvalues(pi[:nb].reshape(bodies, -1)),
                               cost=data_cost + prior_cost, data_cost=data_cost, iterations=iterations,

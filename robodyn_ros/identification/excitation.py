@@ -60,7 +60,7 @@ from ..dynamics.base_parameters import base_parameters
 from ..dynamics.inertial_parameters import parameter_names, standard_parameters
 from ..dynamics.regressor import regressor
 
-__all__ = ["CHECK_RATE", "GOAL_RATE", "LIMIT_KINDS", "Excitation", "ExcitationError",
+__all__ = ["CHECK_RATE", "GOAL_RATE", "LIMIT_KINDS", "Excitation", "ExcitationError", "predicted_std",
            "ExcitationProblem", "FourierSeries", "goal_document", "limit_usage",
            "optimise_excitation"]
 
@@ -462,3 +462,24 @@ def goal_document(trajectory: JointTrajectory) -> dict:
         point["time_from_start"] = {"sec": ns // 1_000_000_000, "nanosec": ns % 1_000_000_000}
         points.append(point)
     return {"trajectory": {"joint_names": list(trajectory.joint_names), "points": points}}
+
+
+def predicted_std(model, series: FourierSeries, noise: float, rate: float = 1000.0, periods: int = 1):
+    """(σ, relative σ in % of the nominal model's value) of each base parameter that OLS would
+    report on a recording of ``periods`` periods of ``series`` at ``rate`` Hz with white torque
+    noise of standard deviation ``noise`` (N·m or N) and exact states (relative σ is inf for a value of
+    0): σ² diag((WᵀW)⁻¹), W the base
+    regressor at those samples — the figures ``identify`` prints, before anything is recorded. A
+    low-pass filter at f_c leaves samples correlated: ``identify`` scales its σ by √(f_s / 2f_c)
+    for that, the noise's own RMS falling by the same factor, so the prediction stands."""
+    base = base_parameters(model)
+    t = np.arange(0.0, series.period * periods, 1.0 / rate)
+    W = base.base_regressor(regressor(model, *series.evaluate(t))).reshape(-1, base.count)
+    R = np.linalg.qr(W, mode="r")
+    std = noise * np.linalg.norm(np.linalg.inv(R), axis=1)    # diag((RᵀR)⁻¹) = row norms² of R⁻¹
+    nominal = np.abs(base.from_standard(standard_parameters(model)))
+    nominal[nominal <= 1e-12 * nominal.max()] = 0.0          # a regrouping's rounding is a zero
+    with np.errstate(divide="ignore"):
+        relative = 100.0 * std / nominal
+    return std, relative
+

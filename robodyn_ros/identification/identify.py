@@ -1,12 +1,15 @@
 """From a recorded run to an identified model: filter, regress, estimate, check on held-out data.
 
 ``identify(model, recording)`` takes the nominal model and a ``bag.Recording`` (positions, and
-velocities and torques where recorded) and returns an ``Identification``: the base parameters by
-ordinary (or weighted) least squares with their standard deviations, the physically consistent
-estimate of the whole standard set (every body a rigid body, friction non-negative, pulled lightly
-toward the nominal model where the data say nothing) and the model it makes, and how well each
-predicts the torques of the training data and of data it never saw (a second recording, or the last
-part of this one).
+velocities and torques where recorded) and returns an ``Identification``: what became of the
+samples (``samples.SampleAccount``: a logger's repeats merged, split only at real gaps, resampled
+onto a uniform grid, filtered), the base parameters by ordinary (or weighted) least squares with
+their standard deviations, the physically consistent estimate of the whole parameter set (every
+body a rigid body, friction magnitudes non-negative, each joint's friction of the form asked,
+``layout``, pulled lightly toward the nominal model where the data say nothing) and the model and
+friction file it makes, and how well each predicts the torques of the training data and of data
+it never saw (a second recording, or the last part of this one). The regressor is never held
+whole: its per-joint Gram matrices are (``gram``).
 
 Torques that are held commands (a controller's output, applied from one state until the next)
 act, on average, half a period after the state they answer: ``effort_delay`` shifts them by that
@@ -19,19 +22,16 @@ import time
 
 import numpy as np
 
-from .estimate import (consistent_estimate, ordinary_least_squares, payload_estimate,
-                       weighted_least_squares)
-from ..dynamics.base_parameters import base_parameters
-from ..dynamics.inertial_parameters import (DRIVE_COLUMNS, parameter_names, standard_parameters,
-                                            with_parameters)
-from ..dynamics.regressor import regressor
-from .signals import filter_and_differentiate
+from .estimate import consistent_from_gram, least_squares_from_gram, payload_from_gram, wls_weights
+from .gram import accumulate, predictions
+from ..dynamics.inertial_parameters import with_parameters
+from .layout import Layout
+from .samples import MAX_GAP, filtered_states
 
 CUTOFF_HZ = 20.0        # default low-pass: above an excitation's harmonics, below encoder noise
 MIN_SAMPLES_PER_PARAMETER = 10
 EXCITATION_FLOOR = 1e-6  # smallest |R_kk| / |R_00| of the column-normalised base regressor
 METHODS = ("ols", "wls")
-GAP = 1.5                # sample intervals: a longer one splits a run into stretches
 
 
 class IdentificationError(ValueError):
@@ -40,52 +40,79 @@ class IdentificationError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Fit:
-    """How well a parameter set predicts the torques: per joint RMS(τ − τ̂) / RMS(τ) (``relative``)
-    and RMS(τ − τ̂) in N·m or N (``rms``)."""
+    """How well a parameter set predicts the torques: per joint RMS(τ − τ̂) / RMS(τ) (``relative``),
+    RMS(τ − τ̂) in N·m or N (``rms``), and ‖τ − τ̂‖ / ‖τ‖ over all joints stacked (``stacked``, the
+    figure papers quote; heavy joints dominate it)."""
     relative: np.ndarray
     rms: np.ndarray
+    stacked: float
+
+    @classmethod
+    def from_gram(cls, grams, pi):
+        """The fit of parameters ``pi`` to the data of ``grams`` (gram.JointGrams)."""
+        residual, torque = grams.residual_squares(pi), grams.torque_squares()
+        rms, scale = np.sqrt(residual / grams.states), np.sqrt(torque / grams.states)
+        total = float(np.sum(torque))
+        return cls(rms / np.where(scale > 0.0, scale, 1.0), rms,
+                   float(np.sqrt(np.sum(residual) / (total if total > 0.0 else 1.0))))
 
     @classmethod
     def of(cls, tau, predicted):
         rms = np.sqrt(np.mean((tau - predicted) ** 2, axis=0))
         scale = np.sqrt(np.mean(tau ** 2, axis=0))
-        return cls(rms / np.where(scale > 0.0, scale, 1.0), rms)
+        total = float(np.linalg.norm(tau))
+        return cls(rms / np.where(scale > 0.0, scale, 1.0), rms,
+                   float(np.linalg.norm(tau - predicted)) / (total if total > 0.0 else 1.0))
 
 
 @dataclasses.dataclass(frozen=True)
 class Identification:
     """The result of ``identify`` (module docstring)."""
     nominal: object          # RobotModel
-    model: object            # RobotModel with the consistent parameters
-    parameters: np.ndarray   # the consistent standard parameters, regressor layout
+    model: object            # RobotModel with the consistent parameters (sign-law friction)
+    friction: object         # dynamics.friction.FrictionModel of the consistent estimate
+    layout: object           # layout.Layout: the parameters' names and friction forms
+    parameters: np.ndarray   # the consistent parameters, the layout's order
     names: list
-    base: object             # base.BaseParameters
+    base: object             # base.BaseParameters (in the layout)
     least_squares: object    # estimate.LeastSquaresEstimate of the base parameters
     consistent: object       # estimate.ConsistentEstimate
     condition: float         # cond(W_base) of the training data
     fits: dict               # (set, estimate) -> Fit: sets "training", "held-out"; "base", "consistent"
-    samples: dict            # set -> states used
+    samples: dict            # set -> states regressed
+    accounts: dict           # recording ("run", "held-out run") -> samples.SampleAccount
+    processing: dict         # what was done to the samples, in words and numbers
     cutoff_hz: float
     method: str
     held_out: tuple          # (t, measured tau, tau of the identified model) of the held-out data
     held_out_nominal: np.ndarray   # tau of the nominal model there
+    held_out_states: tuple   # (q, qd, qdd) of the held-out data, filtered
     seconds: dict            # wall time of each stage: filtering, regressor, least squares, consistent
 
+    @property
+    def standard_parameters(self):
+        """The consistent estimate as the model's standard parameters (for ``with_parameters``, a URDF)."""
+        return self.layout.split(self.parameters)[0]
+
     def report(self):
-        """A JSON-ready summary: fits, cond(W_base), parameters with standard deviations."""
+        """A JSON-ready summary: samples, processing, fits, cond(W_base), parameters with σ."""
         joints = self.nominal.joint_names
-        base_names = self.base.expressions()
         return {
             "joints": joints, "method": self.method, "cutoff_hz": self.cutoff_hz,
-            "samples": self.samples, "cond_W_base": self.condition,
+            "samples": self.samples, "accounts": {k: a.report() for k, a in self.accounts.items()},
+            "processing": self.processing, "cond_W_base": self.condition,
+            "friction": dict(zip(joints, (form.spec() for form in self.layout.forms))),
             "fit": {f"{data}/{estimate}": dict(zip(joints, fit.relative.tolist()))
                     for (data, estimate), fit in self.fits.items()},
+            "relative_error_stacked": {f"{data}/{estimate}": fit.stacked
+                                       for (data, estimate), fit in self.fits.items()},
+            "residual_rms": dict(zip(joints, self.least_squares.residual_rms.tolist())),
             "base_parameters": [
                 {"expression": name, "value": float(v), "std": float(s), "relative_std_percent": float(r)}
-                for name, v, s, r in zip(base_names, self.least_squares.parameters,
+                for name, v, s, r in zip(self.base.expressions(), self.least_squares.parameters,
                                          self.least_squares.std, self.least_squares.relative_std)],
             "consistent_parameters": dict(zip(self.names, self.parameters.tolist())),
-            "nominal_parameters": dict(zip(self.names, standard_parameters(self.nominal).tolist())),
+            "nominal_parameters": dict(zip(self.names, self.layout.nominal().tolist())),
             "min_pseudo_inertia_eigenvalue": float(np.min(self.consistent.min_eigenvalues)),
             "solver": {"iterations": self.consistent.iterations, "converged": self.consistent.converged},
             "seconds": self.seconds,
@@ -93,13 +120,19 @@ class Identification:
 
 
 def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz=CUTOFF_HZ,
-             effort_delay=0.0, method="ols", prior_weight=1e-6, payload_only=False, progress=print):
+             effort_delay=0.0, method="ols", prior_weight=1e-6, payload_only=False, friction=None,
+             max_gap=MAX_GAP, edge_trim=None, progress=print):
     """Identify ``model``'s parameters from ``recording`` (module docstring). ``holdout``: a second
-    recording to check the result on; without one, the last ``holdout_fraction`` of ``recording``
-    is held out. ``method``: "ols" or "wls" for the base parameters. ``payload_only``: the arm is
-    known, only a rigid body added to the last link is estimated."""
+    recording to check the result on; without one, the run is filtered whole and its last
+    ``holdout_fraction`` (in time) held out. ``method``: "ols" or "wls" for the base parameters.
+    ``payload_only``: the arm is known, only a rigid body added to the last link is estimated.
+    ``friction``: the friction form of every joint or per joint (``layout.Layout.of``).
+    ``max_gap`` (s): a longer interval between stamps splits the run; ``edge_trim`` (s): what the
+    filter's edge transient takes off each end of a stretch (``samples.filtered_states``)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if holdout is None and not 0.0 < holdout_fraction < 1.0:
+        raise ValueError(f"holdout_fraction must lie in (0, 1), got {holdout_fraction}")
     started = time.monotonic()
     seconds, lap = {}, [started]
 
@@ -110,53 +143,97 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
         lap[0] = now
         progress(f"[{now - started:6.1f} s] {text}")
 
+    layout = Layout.of(model, friction)
+    base = layout.base
+    say(f"{model.dof} joints, {len(layout.names)} parameters, {base.count} base ones; friction "
+        + ", ".join(sorted(set(form.spec() for form in layout.forms))))
+    options = (cutoff_hz, effort_delay, max_gap, edge_trim)
+    accounts = {}
+    states, accounts["run"] = _states(model, recording, *options, "run")
     if holdout is None:
-        if not 0.0 < holdout_fraction < 1.0:
-            raise ValueError(f"holdout_fraction must lie in (0, 1), got {holdout_fraction}")
-        split = int(round(len(recording.t) * (1.0 - holdout_fraction)))
-        training, held_out = _part(recording, slice(0, split)), _part(recording, slice(split, None))
+        split = recording.t[0] + (1.0 - holdout_fraction) * (recording.t[-1] - recording.t[0])
+        later = states[0] >= split
+        data = {"training": tuple(x[~later] for x in states), "held-out": tuple(x[later] for x in states)}
     else:
-        training, held_out = recording, holdout
-    base = base_parameters(model)
-    say(f"{model.dof} joints, {len(parameter_names(model))} standard parameters, {base.count} base ones")
-    data = {}
-    for name, part in (("training", training), ("held-out", held_out)):
-        data[name] = _states(model, part, cutoff_hz, effort_delay, name)
-        say(f"{name}: {len(data[name][0])} states filtered at {cutoff_hz:g} Hz", f"filter {name}")
+        data = {"training": states}
+        data["held-out"], accounts["held-out run"] = _states(model, holdout, *options, "held-out run")
+    say(f"filtered at {cutoff_hz:g} Hz: {len(data['training'][0])} training, {len(data['held-out'][0])} "
+        "held-out states", "filter")
+    for name, account in accounts.items():
+        progress(f"{'':10s}{name}: {account.summary()}")
+        if account.warning():
+            progress(f"{'':10s}warning: {name}: {account.warning()}")
     t, q, qd, qdd, tau = data["training"]
     needed = MIN_SAMPLES_PER_PARAMETER * base.count // model.dof
-    if len(t) < needed:
-        raise IdentificationError(f"{recording.source}: {len(t)} training states after filtering, "
-                                  f"fewer than the {needed} that {base.count} base parameters need "
-                                  "(record longer)")
-    Y = regressor(model, q, qd, qdd)
-    W = base.base_regressor(Y)
-    _check_excitation(W.reshape(-1, base.count), base, recording.source)
-    say(f"regressor {W.shape[0] * W.shape[1]} rows x {W.shape[2]} base columns", "regressor")
-    estimator = ordinary_least_squares if method == "ols" else weighted_least_squares
-    least_squares = _correlated(estimator(W, tau), float(np.median(np.diff(t))), cutoff_hz)
+    for name, part in data.items():
+        if len(part[0]) < (needed if name == "training" else 1):
+            raise IdentificationError(f"{recording.source}: {len(part[0])} {name} states after filtering, "
+                                      f"fewer than the {needed} that {base.count} base parameters need "
+                                      "(record longer)" if name == "training" else
+                                      f"{recording.source}: no held-out states after filtering")
+    grams = accumulate(layout, q, qd, qdd, tau)
+    _check_excitation(grams.matrix(base.columns)[:-1, :-1], base, recording.source)
+    say(f"regressor {len(t) * model.dof} rows x {len(layout.names)} columns, as per-joint Gram matrices",
+        "regressor")
+    least_squares = _correlated(_least_squares(grams, base, method), float(np.median(np.diff(t))), cutoff_hz)
     say(f"{method.upper()}: cond(W_base) = {least_squares.condition:.3g}", "least squares")
-    nominal = standard_parameters(model)
+    nominal = layout.nominal()
+    rows = len(t) * model.dof
     if payload_only:
-        consistent = payload_estimate(Y, tau, nominal, model.dof, prior_weight=prior_weight)
+        consistent = payload_from_gram(grams.matrix(np.arange(len(layout.names))), rows, nominal, model.dof,
+                                       prior_weight=prior_weight)
     else:
-        consistent = consistent_estimate(Y, tau, nominal, model.dof, DRIVE_COLUMNS,
-                                         prior_weight=prior_weight)
+        consistent = consistent_from_gram(grams.matrix(np.arange(len(layout.names))), rows, nominal, model.dof,
+                                          layout.drive_layout, prior_weight=prior_weight)
     say(f"consistent estimate: {consistent.iterations} iterations, smallest pseudo-inertia "
         f"eigenvalue {np.min(consistent.min_eigenvalues):.3g}", "consistent")
-    identified = with_parameters(model, consistent.parameters)
-    fits, samples = {}, {}
-    for name, (t_, q_, qd_, qdd_, tau_) in data.items():
-        Y_ = Y if name == "training" else regressor(model, q_, qd_, qdd_)
-        predicted, before = Y_ @ consistent.parameters, Y_ @ nominal
-        fits[(name, "base")] = Fit.of(tau_, base.base_regressor(Y_) @ least_squares.parameters)
-        fits[(name, "consistent")] = Fit.of(tau_, predicted)
-        fits[(name, "nominal")] = Fit.of(tau_, before)
-        samples[name] = len(q_)
+    standard, friction_model = layout.split(consistent.parameters)
+    identified = with_parameters(model, standard)
+    estimates = {"base": _in_layout(least_squares.parameters, base, len(layout.names)),
+                 "consistent": consistent.parameters, "nominal": nominal}
+    fits = {("training", name): Fit.from_gram(grams, pi) for name, pi in estimates.items()}
+    t_, q_, qd_, qdd_, tau_ = data["held-out"]
+    held = dict(zip(estimates, predictions(layout, q_, qd_, qdd_, list(estimates.values()))))
+    fits.update({("held-out", name): Fit.of(tau_, value) for name, value in held.items()})
+    predicted, before = held["consistent"], held["nominal"]
+    samples = {name: len(part[0]) for name, part in data.items()}
+    processing = {
+        "repeats": "rows equal to the one before in every field dropped (merged into it)",
+        "grid": "each stretch resampled by linear interpolation onto a uniform grid at its median interval",
+        "filter": f"zero-phase Butterworth (order 4, forward-backward) at {cutoff_hz:g} Hz; q̈ by central "
+                  "differences of the filtered q̇ (or q)",
+        "max_gap_s": float(max_gap), "edge_trim_s": round(accounts["run"].edge_s, 6),
+        "held_out": (f"the last {100 * holdout_fraction:g} % of the run in time (filtered with the rest)"
+                     if holdout is None else f"a second recording, {holdout.source}"),
+    }
     say("done", "fits")
-    return Identification(model, identified, consistent.parameters, parameter_names(model), base,
-                          least_squares, consistent, least_squares.condition, fits, samples,
-                          float(cutoff_hz), method, (t_, tau_, predicted), before, seconds)
+    return Identification(model, identified, friction_model, layout, consistent.parameters, list(layout.names),
+                          base, least_squares, consistent, least_squares.condition, fits, samples, accounts,
+                          processing, float(cutoff_hz), method, (t_, tau_, predicted), before, (q_, qd_, qdd_),
+                          seconds)
+
+
+def _least_squares(grams, base, method):
+    """OLS, or Gautier & Khalil's WLS (``estimate.weighted_least_squares``), of the base parameters
+    from the per-joint Gram matrices; the residual RMS per joint kept."""
+    rows = grams.states * len(grams.blocks)
+
+    def estimate(weights=None):
+        result = least_squares_from_gram(grams.matrix(base.columns, weights), rows, weights)
+        residual = grams.residual_squares(_in_layout(result.parameters, base, grams.p))
+        return dataclasses.replace(result, rms=np.sqrt(residual / grams.states)), residual
+
+    first, residual = estimate()
+    if method == "ols":
+        return dataclasses.replace(first, weights=np.ones(len(grams.blocks)))
+    return estimate(wls_weights(residual, grams.states, base.count))[0]
+
+
+def _in_layout(values, base, p):
+    """The base estimate as a vector of Y's layout: W_base π_base = Y π with the dependent columns at 0."""
+    pi = np.zeros(p)
+    pi[base.columns] = values
+    return pi
 
 
 def _correlated(estimate, dt, cutoff_hz):
@@ -168,17 +245,10 @@ def _correlated(estimate, dt, cutoff_hz):
                                relative_std=estimate.relative_std * factor)
 
 
-def _part(recording, rows):
-    return dataclasses.replace(recording, **{
-        field: getattr(recording, field)[rows] for field in ("t", "position", "velocity", "effort")
-        if getattr(recording, field) is not None})
-
-
-def _states(model, recording, cutoff_hz, effort_delay, name):
-    """(t, q, qd, qdd, tau) of a recording in the model's joint order, filtered alike. A gap (a
-    message the recorder lost, a state without its command) splits the run: each stretch is
-    filtered on its own and one too short for the filter's edges is left out."""
-    where = f"{recording.source} ({name} part)"
+def _states(model, recording, cutoff_hz, effort_delay, max_gap, edge_trim, name):
+    """((t, q, qd, qdd, tau) of a recording in the model's joint order, filtered alike, its
+    SampleAccount): samples.filtered_states says what is dropped, split and left out."""
+    where = f"{recording.source} ({name})"
     missing = [j for j in model.joint_names if j not in recording.joint_names]
     if missing:
         raise IdentificationError(f"{where}: no positions of the model's joints {missing} "
@@ -187,40 +257,39 @@ def _states(model, recording, cutoff_hz, effort_delay, name):
         raise IdentificationError(f"{where}: no joint torques: the joint states carry no effort; "
                                   "name the controller's effort command topic")
     order = [list(recording.joint_names).index(j) for j in model.joint_names]
-    t = recording.t
-    if len(t) < 2:
-        raise IdentificationError(f"{where}: {len(t)} states")
-    dt = float(np.median(np.diff(t)))
-    cuts = np.flatnonzero(np.diff(t) > GAP * dt) + 1
-    stretches, errors = [], []
-    for rows in np.split(np.arange(len(t)), cuts):
-        velocity = None if recording.velocity is None else recording.velocity[rows][:, order]
-        try:
-            f = filter_and_differentiate(t[rows], recording.position[rows][:, order], cutoff_hz,
-                                         qd=velocity, tau=recording.effort[rows][:, order])
-        except ValueError as exc:
-            errors.append(str(exc))
-            continue
-        tau = f.tau
-        keep = slice(None)
+    if len(recording.t) < 2:
+        raise IdentificationError(f"{where}: {len(recording.t)} states")
+    velocity = None if recording.velocity is None else recording.velocity[:, order]
+    try:
+        filtered, account = filtered_states(recording.t, recording.position[:, order], velocity,
+                                            recording.effort[:, order], cutoff_hz, max_gap=max_gap,
+                                            edge=edge_trim, dropped_by_reader=recording.dropped - recording.repeated,
+                                            repeated_stamps=recording.repeated)
+    except ValueError as exc:
+        raise IdentificationError(f"{where}: {exc}") from None
+    stretches = []
+    for f in filtered:
+        tau, keep = f.tau, slice(None)
         if effort_delay:
             # a torque that acts effort_delay after its stamp, read at the state's time
             tau = np.column_stack([np.interp(f.t, f.t + effort_delay, column) for column in tau.T])
             keep = slice(1, -1)
         stretches.append((f.t[keep], f.q[keep], f.qd[keep], f.qdd[keep], tau[keep]))
-    if not stretches:
-        raise IdentificationError(f"{where}: no stretch of the run can be filtered: {errors[0]}")
-    return tuple(np.concatenate(parts) for parts in zip(*stretches))
+    return tuple(np.concatenate(parts) for parts in zip(*stretches)), account
 
 
-def _check_excitation(W, base, source):
-    """Refuse data in which some base parameter barely shows (unit columns, pivoted QR)."""
+def _check_excitation(G, base, source):
+    """Refuse data in which some base parameter barely shows: pivoted QR of the unit columns of W,
+    done on a square root of WᵀW = ``G`` (R = Λ^½ Vᵀ of G = V Λ Vᵀ: W = QR for an orthonormal Q,
+    so RD's pivoted factor is WD's), p × p whatever the recording's length."""
     from scipy.linalg import qr
 
-    norms = np.linalg.norm(W, axis=0)
-    silent = [base.expressions()[k] for k in np.flatnonzero(norms == 0.0)]
+    values, vectors = np.linalg.eigh(G)
+    R = np.sqrt(np.maximum(values, 0.0))[:, None] * vectors.T
+    norms = np.sqrt(np.maximum(np.diag(G), 0.0))
+    silent = [base.expressions()[k] for k in np.flatnonzero(norms <= 1e-300)]
     if not silent:
-        R, pivots = qr(W / norms, mode="r", pivoting=True)
+        R, pivots = qr(R / norms, mode="r", pivoting=True)
         diagonal = np.abs(np.diag(R))
         silent = [base.expressions()[pivots[k]]
                   for k in np.flatnonzero(diagonal < EXCITATION_FLOOR * diagonal[0])]

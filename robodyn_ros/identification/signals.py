@@ -121,7 +121,7 @@ def filter_and_differentiate(t, q, cutoff_hz, *, qd=None, tau=None, order=4, tri
     trim = _edge_samples(fs, cutoff_hz, order) if trim is None else int(trim)
     if t.size - 2 * trim < 2:
         raise ValueError(f"{t.size} samples are too few to trim {trim} from each end (the filter's edge "
-                         f"transient at {cutoff_hz:g} Hz): record longer or pass a smaller trim")
+                         f"transient at {cutoff_hz:g} Hz): record longer or pass a smaller trim (edge trim)")
 
     def smooth(x):
         return sosfiltfilt(sos, x, axis=0)
@@ -136,9 +136,13 @@ def filter_and_differentiate(t, q, cutoff_hz, *, qd=None, tau=None, order=4, tri
                            trimmed=trim, resampled=resampled)
 
 
+def edge_seconds(cutoff_hz, order=4):
+    """The default edge trim in s: ``_EDGE_TIME_CONSTANTS`` of the filter's slowest pole."""
+    return _EDGE_TIME_CONSTANTS / (2.0 * math.pi * cutoff_hz * math.sin(math.pi / (2.0 * order)))
+
+
 def _edge_samples(fs, cutoff_hz, order):
-    slowest = 1.0 / (2.0 * math.pi * cutoff_hz * math.sin(math.pi / (2.0 * order)))
-    return math.ceil(_EDGE_TIME_CONSTANTS * slowest * fs)
+    return math.ceil(edge_seconds(cutoff_hz, order) * fs)
 
 
 def _resample(t, dt, channels):

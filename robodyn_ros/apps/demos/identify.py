@@ -161,7 +161,7 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
             result = identify(nominal, recording, effort_delay=0.5e-3)
             print_report(result)
             identified_urdf = args.out / "puma560_identified.urdf"
-            write_identified_urdf(nominal_urdf, nominal, result.parameters, identified_urdf)
+            write_identified_urdf(nominal_urdf, nominal, result.standard_parameters, identified_urdf)
             (args.out / "identification.json").write_text(json.dumps(result.report(), indent=2))
             plot_torques(result, args.out / "torques_held_out.png")
             print(f"identified model: {identified_urdf}, report: {args.out / 'identification.json'}")
