@@ -58,6 +58,20 @@ def model():
         return RobotModel.from_urdf(URDF)
 
 
+@pytest.fixture(scope="module")
+def nominal(model):
+    """The PUMA as published: the model an identification starts from."""
+    return model
+
+
+@pytest.fixture(scope="module")
+def plant(model):
+    """The arm the identification tests' synthetic runs record: the PUMA unlike its nominal model
+    (other masses, a tool, other friction: apps.demos.identify)."""
+    from robodyn_ros.apps.demos.identify import plant_model
+    return plant_model(model)
+
+
 class Rig:
     """Nodes under test plus a probe node in one namespace, on one EventsExecutor."""
 

@@ -6,12 +6,10 @@ identified torques.
 The truth's friction is written here in closed form, not through ``FrictionForm.columns``: the test
 checks the regressor's columns against the law, not against themselves.
 """
-import warnings
 
 import numpy as np
 import pytest
 
-from robodyn_ros.apps.demos.identify import plant_model
 from robodyn_ros.dynamics import ModelError, RobotModel
 from robodyn_ros.dynamics.base_parameters import sample_states
 from robodyn_ros.dynamics.friction import FrictionForm, FrictionModel, friction_file
@@ -29,18 +27,6 @@ VISCOUS = np.array([0.4, 0.6, 0.3, 0.05, 0.04, 0.03])
 COULOMB = np.array([0.8, 1.1, 0.6, 0.2, 0.15, 0.1])
 ASYMMETRY = np.array([0.2, -0.3, 0.1, 0.05, -0.02, 0.03])
 OFFSET = np.array([0.05, -0.4, 0.2, 0.03, -0.02, 0.01])
-
-
-@pytest.fixture(scope="module")
-def nominal():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RobotModel.from_urdf(URDF)
-
-
-@pytest.fixture(scope="module")
-def plant(nominal):
-    return plant_model(nominal)
 
 
 def law(spec, qd):

@@ -9,7 +9,6 @@ predicts; the written URDF is the identified model, MuJoCo loads it and check-ur
 in both storage formats are read; a run that cannot identify the model is refused saying why.
 """
 import json
-import warnings
 
 import numpy as np
 import pytest
@@ -20,23 +19,10 @@ from robodyn_ros.identification.bag import write_joint_states
 from robodyn_ros.identification.identify import IdentificationError, identify
 from robodyn_ros.apps.identify import main as identify_main
 from robodyn_ros.identification.synthetic import fourier_motion, synthetic_run
-from robodyn_ros.apps.demos.identify import plant_model
 
 from conftest import URDF
 
 RATE = 1000.0   # Hz, synthetic_run's default
-
-
-@pytest.fixture(scope="module")
-def nominal():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RobotModel.from_urdf(URDF)
-
-
-@pytest.fixture(scope="module")
-def plant(nominal):
-    return plant_model(nominal)
 
 
 START = np.radians([90, 0, 90, 0, 0, 0])   # the 004 start

@@ -7,13 +7,10 @@ give its base parameters back to the accuracy of the filter and central differen
 a band-limited Fourier series; its torques are its own inverse dynamics at the true instants.
 """
 import dataclasses
-import warnings
 
 import numpy as np
 import pytest
 
-from robodyn_ros.apps.demos.identify import plant_model
-from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.identification import standard_parameters
 from robodyn_ros.identification.bag import Recording
 from robodyn_ros.identification.excitation import FourierSeries
@@ -21,22 +18,9 @@ from robodyn_ros.identification.identify import IdentificationError, identify
 from robodyn_ros.identification.samples import MAX_GAP, filtered_states
 from robodyn_ros.identification.synthetic import HARMONICS, PERIOD
 
-from conftest import URDF
 
 START = np.radians([90, 0, 90, 0, 0, 0])
 QUIET = {"progress": lambda line: None}
-
-
-@pytest.fixture(scope="module")
-def nominal():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RobotModel.from_urdf(URDF)
-
-
-@pytest.fixture(scope="module")
-def plant(nominal):
-    return plant_model(nominal)
 
 
 def recording_at(truth, t, seed=1):

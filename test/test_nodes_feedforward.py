@@ -45,14 +45,20 @@ def feedforward(rig):
             Parameter("urdf_file", value=URDF)]))
 
 
-def test_topic_trajectory_leaves_with_efforts_on_the_controller_topic(rig, model):
-    node = feedforward(rig)
+def relayed(rig):
+    """(what leaves on the controller's topic, a publisher to the node's topic it has heard)."""
     received = []
     rig.probe.create_subscription(JointTrajectory, f"{rig.ns}/joint_trajectory_controller/"
                                   "joint_trajectory", received.append, 10)
     publisher = rig.probe.create_publisher(JointTrajectory,
                                            f"{rig.ns}/effort_feedforward/joint_trajectory", 10)
     wait_for_subscriber(rig, publisher)
+    return received, publisher
+
+
+def test_topic_trajectory_leaves_with_efforts_on_the_controller_topic(rig, model):
+    node = feedforward(rig)
+    received, publisher = relayed(rig)
     rig.spin_until(lambda: rig.probe.count_publishers(
         f"{rig.ns}/joint_trajectory_controller/joint_trajectory") > 0, what="its publisher")
     publisher.publish(trajectory_message(joints=JOINTS[:5] + ["gripper"]))  # refused
@@ -85,12 +91,7 @@ def test_a_friction_file_gives_the_identified_friction(rig, model, tmp_path):
         warnings.simplefilter("ignore")
         rig.add(EffortFeedforwardNode(namespace=rig.ns, parameter_overrides=[
             Parameter("urdf_file", value=URDF), Parameter("friction_file", value=str(path))]))
-    received = []
-    rig.probe.create_subscription(JointTrajectory, f"{rig.ns}/joint_trajectory_controller/"
-                                  "joint_trajectory", received.append, 10)
-    publisher = rig.probe.create_publisher(JointTrajectory,
-                                           f"{rig.ns}/effort_feedforward/joint_trajectory", 10)
-    wait_for_subscriber(rig, publisher)
+    received, publisher = relayed(rig)
     publisher.publish(trajectory_message())
     rig.spin_until(lambda: received, what="the filled trajectory")
     friction = 0.2 * V + 0.5 * np.tanh(V / 0.2) + 0.1 * np.arange(6)
