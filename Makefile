@@ -33,7 +33,8 @@ $(VENV)/.compiled: $(VENV)/.installed $(KERNEL_SOURCES)
 # control_msgs is on no registry: a ROS install's is used where one imports (never replaced, and
 # nothing is installed into a ROS prefix); otherwise (the pip route) our five interfaces of
 # interfaces/control_msgs, written from Jazzy's field layout (test_control_msgs.py pins their type
-# hashes), are built into the venv with build_interfaces.sh (about 2 min: cmake, gcc), and again
+# hashes), are built into the venv with build_interfaces.sh (11 s of cmake on a quiet 2-core
+# machine, 2 min on a loaded one; the generator wheels from PyPI first), and again
 # when a definition changes.
 BUILD_INTERFACES ?= ../shared/ros/build_interfaces.sh
 INTERFACES := $(wildcard interfaces/control_msgs/*.* interfaces/control_msgs/*/*)
@@ -42,7 +43,7 @@ $(VENV)/.control_msgs: $(VENV)/.installed $(INTERFACES)
 	  sys.exit(control_msgs.__file__.startswith('$(abspath $(VENV))'))" 2>/dev/null; then \
 	  echo "control_msgs: a ROS install's, not built"; touch $@; \
 	elif [ -f $(BUILD_INTERFACES) ]; then \
-	  echo "building control_msgs (interfaces/control_msgs) into $(VENV) (about 2 min)"; \
+	  echo "building control_msgs (interfaces/control_msgs) into $(VENV) (under a minute)"; \
 	  bash $(BUILD_INTERFACES) $(VENV) interfaces/control_msgs $(VENV) --python-only \
 	    --build-dir $(VENV)/build-control_msgs > $(VENV)/control_msgs_build.log 2>&1 \
 	    || { tail -20 $(VENV)/control_msgs_build.log; exit 1; }; touch $@; \
