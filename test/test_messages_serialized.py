@@ -11,7 +11,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robodyn_ros.control import cycle_steps
-from robodyn_ros.nodes.controller_state import ControllerStatePublisher, SerializedState
+from robodyn_ros.nodes.controller_state import SerializedState
+from robodyn_ros.nodes.messages import JointTrajectoryControllerState
 from robodyn_ros.nodes.messages import MAX_JOINT_STATE_NAMES, JointStateReader
 from robodyn_ros.nodes.serialized import SerializedFloat64MultiArray, SerializedJointState, serialized
 from robodyn_ros.plumbing.kernels import interpreted
@@ -227,7 +228,7 @@ def test_the_serialized_controller_state_deserializes_to_the_cycle_it_reports(n)
     state = SerializedState(joints)
     for sec in (5, 2**31 - 1):                      # written again: the places are kept
         raw = state.write((sec, 999_999_999), reference, q, qd, effort, index)
-        msg = deserialize_message(raw, ControllerStatePublisher.message_type())
+        msg = deserialize_message(raw, JointTrajectoryControllerState)
         assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (sec, 999_999_999)
         assert list(msg.joint_names) == joints
         points = msg.points if hasattr(msg, "points") else \
@@ -237,7 +238,7 @@ def test_the_serialized_controller_state_deserializes_to_the_cycle_it_reports(n)
                     (2, "positions"): reference[0] - q, (2, "velocities"): reference[1] - qd}
         for (point, field), values in expected.items():
             np.testing.assert_array_equal(getattr(points[point], field), values[index])
-        np.testing.assert_array_equal(ControllerStatePublisher.output(msg).effort, effort)
+        np.testing.assert_array_equal(msg.output.effort, effort)
         assert len(points[1].accelerations) == 0 and len(points[3].positions) == 0
 
 
@@ -263,7 +264,7 @@ def test_templates_carry_no_byte_past_the_message(n, effort):
     controller_state = SerializedState(names).write((1, 2), np.zeros((3, n)), *np.zeros((3, n)),
                                                     np.arange(n))
     for raw, message_type in ((joint_state, JointState),
-                              (controller_state, ControllerStatePublisher.message_type())):
+                              (controller_state, JointTrajectoryControllerState)):
         deserialize_message(raw, message_type)
         with pytest.raises(Exception):          # one byte less is not the message
             deserialize_message(raw[:-1], message_type)

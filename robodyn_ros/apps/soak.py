@@ -86,7 +86,8 @@ class _Monitor:
         from rclpy.node import Node
         from std_msgs.msg import Float64MultiArray
 
-        from ..nodes.controller_state import TOPIC, ControllerStatePublisher
+        from ..nodes.controller_state import TOPIC
+        from ..nodes.messages import JointTrajectoryControllerState
         from ..nodes.messages import FollowJointTrajectory
 
         self.node = Node("soak_monitor", context=context)
@@ -103,7 +104,7 @@ class _Monitor:
         self.worst_diagnostic = (0, "")
         sub = self.node.create_subscription
         sub(Float64MultiArray, COMMAND_TOPIC, self._on_command, 1000, raw=True)
-        sub(ControllerStatePublisher.message_type(), f"/{CONTROLLER}/{TOPIC.removeprefix('~/')}",
+        sub(JointTrajectoryControllerState, f"/{CONTROLLER}/{TOPIC.removeprefix('~/')}",
             self._on_controller_state, 1000, raw=True)
         sub(DiagnosticArray, "/diagnostics", self._on_diagnostics, 100)
         self.action = ActionClient(self.node, FollowJointTrajectory,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import array
 
 import numpy as np
-from trajectory_msgs.msg import JointTrajectoryPoint
 
 from ..control.cycle_steps import STATE_INTO
 from .messages import JointTrajectoryControllerState
@@ -63,15 +62,7 @@ class SerializedState:
 
 
 class ControllerStatePublisher:
-    @staticmethod
-    def message_type():
-        """The state's message type (for a listener)."""
-        return JointTrajectoryControllerState
-
-    @staticmethod
-    def output(msg) -> JointTrajectoryPoint:
-        """The output point (the command sent) of a state message."""
-        return msg.output
+    """``~/controller_state``, written in place each cycle and sent while somebody listens."""
 
     def __init__(self, node, joints):
         self._node = node

@@ -11,7 +11,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ...nodes.controller import NAME
-from ...nodes.controller_state import TOPIC, ControllerStatePublisher, SerializedState
+from ...nodes.controller_state import TOPIC, SerializedState
+from ...nodes.messages import JointTrajectoryControllerState
 from ...nodes.process import spin
 from ...nodes.serialized import SerializedFloat64MultiArray, read_stamp
 from .latency import COMMAND_TOPIC, JOINTS
@@ -26,7 +27,7 @@ class Echo(Node):
         self._state = SerializedState(JOINTS)
         self._zero, self._index = np.zeros(n), np.arange(n)
         self._command_pub = self.create_publisher(Float64MultiArray, COMMAND_TOPIC, 10)
-        self._state_pub = self.create_publisher(ControllerStatePublisher.message_type(), TOPIC, 10)
+        self._state_pub = self.create_publisher(JointTrajectoryControllerState, TOPIC, 10)
         self.create_subscription(JointState, "joint_states", self._answer, 10, raw=True)
 
     def _answer(self, raw: bytes):

@@ -195,7 +195,8 @@ def _drive(procs: NodeProcesses, duration, listen=True) -> dict[str, dict]:
     from std_msgs.msg import Float64MultiArray
 
     from robodyn_ros.nodes.controller import NAME
-    from robodyn_ros.nodes.controller_state import TOPIC, ControllerStatePublisher
+    from robodyn_ros.nodes.controller_state import TOPIC
+    from robodyn_ros.nodes.messages import JointTrajectoryControllerState
     from robodyn_ros.nodes.serialized import SerializedJointState
 
     pids = procs.pids
@@ -216,7 +217,7 @@ def _drive(procs: NodeProcesses, duration, listen=True) -> dict[str, dict]:
             raw=True)
         if listen:
             node.create_subscription(
-                ControllerStatePublisher.message_type(), f"/{name}/{TOPIC.removeprefix('~/')}",
+                JointTrajectoryControllerState, f"/{name}/{TOPIC.removeprefix('~/')}",
                 outputs[name].append, 1000, raw=True)
 
     def diagnostics(msg):
@@ -277,9 +278,9 @@ def _drive(procs: NodeProcesses, duration, listen=True) -> dict[str, dict]:
                     for raw, t in answered[name]]
         states = []
         for raw in outputs[name]:
-            msg = deserialize_message(raw, ControllerStatePublisher.message_type())
+            msg = deserialize_message(raw, JointTrajectoryControllerState)
             states.append((msg.header.stamp.sec * 1_000_000 + msg.header.stamp.nanosec // 1000,
-                           ControllerStatePublisher.output(msg).effort.tobytes()))
+                           msg.output.effort.tobytes()))
         arrival, unpaired_commands, unpaired_states = _pair(commands, states)
         latency = np.array([(arrival[s] - sent[s]) * 1e-6 if s in arrival else np.inf
                             for s in stamps])

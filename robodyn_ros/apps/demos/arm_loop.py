@@ -25,13 +25,14 @@ CONTROLLER = "computed_torque_controller"
 def recorder(node, bag: Path):
     """A BagRecorder (the identify extra: rosbags) on ``node`` of the joint states, the effort
     commands, the controller's state and /diagnostics."""
-    from robodyn_ros.nodes.controller_state import TOPIC, ControllerStatePublisher
+    from robodyn_ros.nodes.controller_state import TOPIC
+    from robodyn_ros.nodes.messages import JointTrajectoryControllerState
     from robodyn_ros.nodes.recorder import BagRecorder, type_name
     return BagRecorder(node, bag, [
         ("/joint_states", "sensor_msgs/msg/JointState"),
         ("/effort_controller/commands", "std_msgs/msg/Float64MultiArray"),
         (f"/{CONTROLLER}/{TOPIC.removeprefix('~/')}",
-         type_name(ControllerStatePublisher.message_type())),
+         type_name(JointTrajectoryControllerState)),
         ("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")])
 
 
