@@ -669,7 +669,8 @@ class ControlLoop:
         result = self._failure(law, bad) if bad else self._command
         if self.guard is not None:   # the torque the observer integrates at the next cycle:
             self._applied[self.order.index] = self._effort   # the command and what the drive adds
-            self._applied += self._stage.adds(self.q, self.qd)
+            if self._stage.compensates:
+                self._applied += self._stage.adds(self.q, self.qd)
         self._window.add(computed - start, time.perf_counter() - start,
                          self._clock() - self.stamp if self.stamp else math.nan)
         return result
