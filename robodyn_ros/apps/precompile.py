@@ -1,7 +1,7 @@
 """``robodyn-ros compile``: compile every numba kernel of the package into numba's cache now, so
-that no node start waits for it. From an empty cache: 81-95 s of CPU in 2 workers, 43-50 s of wall
-time on a 2-core machine (2026-11-28 evening; doc/install.md has each group's figure, and what
-made it so); a second run only loads the cache (a few seconds).
+that no node start waits for it. From an empty cache: 91-98 s of CPU in 2 workers, 50-58 s of wall
+time on a 2-core machine (2026-12-01, seven groups; doc/install.md has each group's figure, and
+what made it so); a second run only loads the cache (a few seconds).
 
 The kernel groups are independent, so each is compiled by a worker process of its own, as many at
 a time as there are cores, largest first; each prints its time as it finishes. numba writes a
