@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dynamics.friction import REST_BAND, saturated_sign
 from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea
 from ..plumbing.kernels import (BOOL, BOOL_VECTOR, C_ARRAY3, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, INT,
                                 NDARRAY, PARAMETERS, VECTOR, Direct, inline, kernel)
@@ -271,7 +272,8 @@ class GravityCompensation(ControlLaw):
     sign(q̇) would chatter the full ±Fc on every sample. Within ``coulomb_velocity`` of zero the
     Coulomb term therefore ramps linearly (a boundary layer), so a joint at rest gets none and a
     moving one the model's full Fc; outside the band the compensation equals the model's
-    friction. ``coulomb_velocity = 0`` gives the discontinuous model term.
+    friction. ``coulomb_velocity = 0`` gives the discontinuous model term. The identification fits
+    the same term (``dynamics.friction``'s rest band, doc/identification.md).
     """
 
     parameters = {
@@ -280,7 +282,7 @@ class GravityCompensation(ControlLaw):
                             "the Coulomb compensation ramps linearly; set it above the velocity "
                             "noise (0 = sign(q̇))",
     }
-    defaults = {"friction": True, "coulomb_velocity": 0.01}
+    defaults = {"friction": True, "coulomb_velocity": REST_BAND}
 
     def _configure(self, params):
         self._friction = _flag("friction", params["friction"])
@@ -299,7 +301,5 @@ class GravityCompensation(ControlLaw):
         """Viscous plus band-limited Coulomb friction at velocity ``qd``."""
         m = self.model
         qd = np.asarray(qd, dtype=float)
-        if self._band == 0.0:
-            return m.friction_torques(qd)
-        s = np.clip(qd / self._band, -1.0, 1.0)
+        s = saturated_sign(qd, self._band)
         return m.viscous * qd + np.where(s > 0.0, m.coulomb_positive, m.coulomb_negative) * s

@@ -23,6 +23,34 @@ def fourier_motion(model, start, seconds, rate=1000.0, seed=1, amplitude=0.12, j
     return (t, *series.evaluate(t))
 
 
+def resting_run(truth, start, cycles, rest=4.0, rate=1000.0, noise=0.0, velocity_noise=1e-4, seed=1,
+                holding=1.0, **motion):
+    """A ``Recording`` of ``truth`` alternating one period of ``fourier_motion`` (from rest at
+    ``start`` back to it) with ``rest`` seconds held still there, ``cycles`` times. While still,
+    the measured velocity is Gaussian noise of ``velocity_noise`` (rad/s, a driver's at rest) and
+    the torque is gravity plus a holding friction drawn per rest from ±``holding`` × the joint's
+    Coulomb magnitude (at rest friction takes whatever value holds the joint, Karnopp 1985); moving, the
+    torque is the truth's inverse dynamics, its sign-law friction included; plus ``noise``."""
+    rng = np.random.default_rng(seed + 200)
+    step = 1.0 / rate
+    t = np.arange(0.0, cycles * (PERIOD + rest), step)
+    cycle, within = np.divmod(t, PERIOD + rest)
+    moving = within < PERIOD
+    _, q, qd, qdd = fourier_motion(truth, start, PERIOD, rate, seed, **motion)
+    k = np.minimum(np.round(within / step).astype(int), len(q) - 1)
+    q, qd, qdd = q[k], np.where(moving[:, None], qd[k], 0.0), np.where(moving[:, None], qdd[k], 0.0)
+    q[~moving] = start
+    tau = truth.inverse_dynamics(q, qd, qdd)
+    holding = holding * rng.uniform(-1.0, 1.0, (cycles, truth.dof)) * np.minimum(truth.coulomb_positive,
+                                                                                truth.coulomb_negative)
+    tau[~moving] += holding[cycle[~moving].astype(int)]
+    tau += rng.normal(0.0, noise, tau.shape)
+    qd = qd + np.where(moving[:, None], 0.0, rng.normal(0.0, velocity_noise, qd.shape))
+    return Recording(t=t, time_ns=np.round(t * 1e9).astype(np.int64), joint_names=truth.joint_names,
+                     position=q, velocity=qd, effort=tau, source="synthetic run with rests",
+                     time_source="header", effort_source="joint_states")
+
+
 def synthetic_run(truth, start, seconds, rate=1000.0, noise=0.0, seed=1, **motion):
     """A ``Recording`` of ``truth`` (a RobotModel) moving along ``fourier_motion``: positions and
     velocities exact, torques its inverse dynamics plus Gaussian noise of standard deviation
