@@ -17,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..identification.identify import CUTOFF_HZ, METHODS, IdentificationError, identify
-from ..identification.samples import MAX_GAP
+from ..identification.identify import METHODS, IdentificationError, identify
 
 
 def parse_args(argv):
@@ -38,18 +37,23 @@ def parse_args(argv):
                         help="joint order of --effort-topic (default: the model's)")
     parser.add_argument("--holdout", metavar="BAG", help="a second recording to check the model "
                         "on (default: the last quarter of BAG)")
-    parser.add_argument("--cutoff", type=float, default=CUTOFF_HZ, metavar="HZ",
-                        help="low-pass cut-off of the zero-phase filter (default: %(default)g Hz)")
-    parser.add_argument("--max-gap", type=float, default=MAX_GAP, metavar="S",
+    parser.add_argument("--cutoff", type=cutoff, metavar="HZ|auto",
+                        help="low-pass cut-off of the zero-phase filter; 'auto' tries several and keeps "
+                        "the one that predicts the end of the training data best (default: ten times "
+                        "the motion's bandwidth, at most a fifth of the sample rate)")
+    parser.add_argument("--max-gap", type=float, metavar="S",
                         help="an interval between two stamps longer than this splits the run; shorter "
-                        "ones are resampled across (default: %(default)g s)")
+                        "ones are resampled across (default: what a straight line bridges within 1 %% "
+                        "at the motion's bandwidth, at least four sample intervals)")
     parser.add_argument("--edge-trim", type=float, metavar="S", help="time taken off each end of a "
                         "stretch as the filter's edge transient (default: 8 time constants of its "
                         "slowest pole, 3.3 / cutoff s)")
     parser.add_argument("--friction", action="append", metavar="[JOINT=]FORM", help="friction form of "
                         "every joint or of one (repeatable): '+'-joined viscous, coulomb (symmetric) or "
-                        "asymmetric, tanh=V (smooth Coulomb, velocity scale V), offset (default: "
-                        "asymmetric). What a URDF cannot carry goes to OUTPUT's .friction.yaml")
+                        "asymmetric, the Coulomb term's shape band=V (a rest band: linear within |velocity| "
+                        "< V, where the joint's samples are not fitted; 0.01 unless another shape is "
+                        "named), tanh=V or sign, offset (default: asymmetric+band=0.01). What a URDF "
+                        "cannot carry goes to OUTPUT's .friction.yaml")
     parser.add_argument("--effort-delay", type=float, metavar="S", help="time by which each torque "
                         "acts after its state's stamp (default: half a sample for --effort-topic, "
                         "whose commands are held until the next state; 0 for measured efforts)")
@@ -107,12 +111,22 @@ def main(argv=None) -> int:
     return 0
 
 
+def cutoff(text):
+    """--cutoff's value: 'auto' or a frequency in Hz."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a frequency in Hz nor 'auto'") from None
+
+
 def friction_forms(specs, joints):
     """{joint: form spec} of the --friction options: JOINT=FORM for one joint, FORM for the rest."""
     every, forms = None, {}
     for spec in specs or ():
         head, sep, rest = spec.partition("=")
-        if sep and head != "tanh" and "+" not in head:
+        if sep and head not in ("tanh", "band") and "+" not in head:
             forms[head] = rest
         else:
             every = spec
