@@ -29,8 +29,8 @@ FIT_SHARE = 0.75   # of the training data fitted; the rest scores the candidate
 
 def choose_cutoff(layout, states_at, candidates, split=np.inf, progress=print):
     """(the best cut-off, [(cut-off, error)] of every candidate). ``states_at(f_c)``: the run's
-    (t, q, q̇, q̈, τ, Coulomb columns, rest) filtered at f_c (``identify``); ``split``: the time from which the data are held out (never
-    used here); ``candidates``: increasing cut-offs in Hz."""
+    (t, q, q̇, q̈, τ, Coulomb columns, rest) filtered at f_c (``identify``); ``split``: the time
+    from which the data are held out (never used here); ``candidates``: increasing cut-offs in Hz."""
     base = layout.base
     top, lowest = states_at(candidates[-1]), states_at(candidates[0])
     t_ref, tau_ref = top[0], top[4]
