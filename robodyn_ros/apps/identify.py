@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..identification.identify import METHODS, IdentificationError, identify
+from .identify_validation import plot_validation, print_validation, validate_runs
 
 
 def parse_args(argv):
@@ -64,6 +65,16 @@ def parse_args(argv):
                         "%(default)g)")
     parser.add_argument("--payload-only", action="store_true",
                         help="the arm is known: estimate only a rigid body added to the last link")
+    validation = parser.add_argument_group("validation runs")
+    validation.add_argument("--validate", nargs="+", metavar="BAG", help="other runs to score the identified "
+                            "model on, each processed as BAG is: the error per run, pooled and per joint")
+    validation.add_argument("--prediction-topic", metavar="TOPIC", help="a topic of the validation runs "
+                            "that carries the robot controller's own prediction of the efforts (e.g. a UR's "
+                            "target current written as JointState efforts), scored beside the identified "
+                            "model's")
+    validation.add_argument("--prediction-name", default="maker", metavar="NAME",
+                            help="what to call that prediction in the table (default: %(default)s)")
+    validation.add_argument("--validation-plot", metavar="FILE", help="the validation scores and efforts (PNG)")
     return parser.parse_args(argv)
 
 
@@ -84,12 +95,8 @@ def main(argv=None) -> int:
                                         effort_joints=args.effort_joints)
                       for bag in [args.bag] + ([args.holdout] if args.holdout else [])]
         recording = recordings[0]
-        delay = args.effort_delay
-        if delay is None:
-            held = args.effort_topic is not None and recording.effort_source == args.effort_topic
-            delay = 0.5 * float(np.median(np.diff(recording.t))) if held else 0.0
         result = identify(model, recording, holdout=recordings[1] if args.holdout else None,
-                          cutoff_hz=args.cutoff, effort_delay=delay, method=args.method,
+                          cutoff_hz=args.cutoff, effort_delay=effort_delay(args, recording), method=args.method,
                           prior_weight=args.prior_weight, payload_only=args.payload_only,
                           friction=friction_forms(args.friction, model.joint_names), max_gap=args.max_gap,
                           edge_trim=args.edge_trim)
@@ -97,18 +104,32 @@ def main(argv=None) -> int:
         write_identified_urdf(args.urdf, model, result.standard_parameters, args.output,
                               root_link=args.root_link, tip_link=args.tip_link)
         result.friction.save(friction_file(args.output))
+        validation = validate_runs(args, result, effort_delay) if args.validate else None
     except (BagError, IdentificationError, ModelError, ValueError) as exc:
         print(f"robodyn-ros identify: {exc}", file=sys.stderr)
         return 2
     print_report(result)
     print(f"identified model written to {args.output}, its friction to {friction_file(args.output)}")
+    if validation:
+        print_validation(validation)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result.report(), indent=2))
+        report = result.report() | ({"validation": validation.report()} if validation else {})
+        Path(args.json).write_text(json.dumps(report, indent=2))
         print(f"report: {args.json}")
     if args.plot:
         plot_torques(result, args.plot)
+    if validation and args.validation_plot:
+        plot_validation(validation, args.validation_plot)
     return 0
+
+
+def effort_delay(args, recording):
+    """--effort-delay, or half a sample for efforts that are held commands (its help)."""
+    if args.effort_delay is not None:
+        return args.effort_delay
+    held = args.effort_topic is not None and recording.effort_source == args.effort_topic
+    return 0.5 * float(np.median(np.diff(recording.t))) if held else 0.0
 
 
 def cutoff(text):

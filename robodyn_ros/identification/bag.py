@@ -167,6 +167,13 @@ def read_messages(bag, topic: str, msgtype: str | None = None):
             yield receive_ns, msg
 
 
+def topic_type(bag, topic: str) -> str:
+    """The message type of ``topic`` in ``bag``; BagError (listing the bag's topics) when absent."""
+    path = Path(bag)
+    with _opened(path) as reader:
+        return _connections(reader, path, topic)[0].msgtype
+
+
 def _messages(reader, path, topic, msgtype):
     """(index, receive time ns, message) of the messages on ``topic``. The bytes after a message
     are ignored, as DDS readers do: rclpy's serialize_message pads to its size estimate, so bytes

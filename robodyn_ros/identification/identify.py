@@ -93,6 +93,12 @@ class Identification:
     held_out_states: tuple   # (q, qd, qdd) of the held-out data, filtered
     seconds: dict            # wall time of each stage: filtering, regressor, least squares, consistent
 
+    def processed(self, recording, name, effort_delay=0.0, edge_trim=None):
+        """((t, q, q̇, q̈, τ, Coulomb columns, rest), SampleAccount) of another recording, processed
+        as this identification processed its own run (its cut-off and longest gap bridged)."""
+        return _states(self.nominal, self.layout, recording, self.cutoff_hz, effort_delay,
+                       self.processing["max_gap_s"], edge_trim, name)
+
     @property
     def standard_parameters(self):
         """The consistent estimate as the model's standard parameters (for ``with_parameters``, a URDF)."""
