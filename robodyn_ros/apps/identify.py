@@ -81,15 +81,18 @@ def parse_args(argv):
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from ..dynamics import ModelError, RobotModel
+    from ..dynamics.urdf import TipChosen
     from ..identification.bag import BagError, read_joint_states
     from ..dynamics.friction import friction_file
     from ..identification.urdf_write import write_identified_urdf
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")      # the nominal file's own complaints: not ours
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")      # the nominal file's own complaints: not ours
             model = RobotModel.from_urdf(args.urdf, root_link=args.root_link, tip_link=args.tip_link)
         print(f"nominal model: {model!r} from {args.urdf}")
+        for tip in (w.message for w in caught if issubclass(w.category, TipChosen)):
+            print(tip)
         recordings = [read_joint_states(bag, model.joint_names, topic=args.topic,
                                         effort_topic=args.effort_topic,
                                         effort_joints=args.effort_joints)
