@@ -38,10 +38,10 @@ def parse_args(argv):
                         help="joint order of --effort-topic (default: the model's)")
     parser.add_argument("--holdout", metavar="BAG", help="a second recording to check the model "
                         "on (default: the last quarter of BAG)")
-    parser.add_argument("--cutoff", type=cutoff, metavar="HZ|auto",
-                        help="low-pass cut-off of the zero-phase filter; 'auto' tries several and keeps "
-                        "the one that predicts the end of the training data best (default: ten times "
-                        "the motion's bandwidth, at most a fifth of the sample rate)")
+    parser.add_argument("--cutoff", type=cutoff, default="auto", metavar="HZ|auto",
+                        help="low-pass cut-off of the zero-phase filter; 'auto' tries cut-offs from twice "
+                        "to forty times the motion's bandwidth (at most a fifth of the sample rate) and "
+                        "keeps the one that predicts the end of the training data best (default: auto)")
     parser.add_argument("--max-gap", type=float, metavar="S",
                         help="an interval between two stamps longer than this splits the run; shorter "
                         "ones are resampled across (default: what a straight line bridges within 1 %% "

@@ -15,7 +15,8 @@ against one reference for all, the measured torque filtered only at the highest 
 
 Too high a cut-off lets noise into q̈ and the fit; too low a one bends the motion: the error has a
 minimum, and the held-out data of the identification (its last quarter, or the held-out run) are
-never looked at, so they still judge the result.
+never looked at, so they still judge the result. Of a long run only the last ``WINDOW`` seconds
+of the training data are looked at: the choice needs a minute of motion, not an hour.
 """
 from __future__ import annotations
 
@@ -25,10 +26,12 @@ from .estimate import least_squares_from_gram
 from .gram import accumulate, predictions
 
 FIT_SHARE = 0.75   # of the training data fitted; the rest scores the candidate
+WINDOW = 120.0     # s: the most of the training data the choice looks at (the end of it)
 
 
 def choose_cutoff(layout, states_at, candidates, split=np.inf, progress=print):
-    """(the best cut-off, [(cut-off, error)] of every candidate). ``states_at(f_c)``: the run's
+    """(the best cut-off or None when no candidate could be fitted, [(cut-off, error)] of every
+    candidate). ``states_at(f_c)``: the run's
     (t, q, q̇, q̈, τ, Coulomb columns, rest) filtered at f_c (``identify``); ``split``: the time
     from which the data are held out (never used here); ``candidates``: increasing cut-offs in Hz."""
     base = layout.base
@@ -39,14 +42,19 @@ def choose_cutoff(layout, states_at, candidates, split=np.inf, progress=print):
     # the lowest cut-off trims the longest edges of the same grid: its instants are every candidate's
     scored = np.intersect1d(lowest[0][(lowest[0] >= boundary) & (lowest[0] < end)], t_ref)
     if scored.size == 0:
-        raise ValueError("--cutoff auto: no state left to score the candidates on (record longer)")
+        return None, []
     reference = tau_ref[np.searchsorted(t_ref, scored)]
     table = []
     for fc in candidates:
         t, q, qd, qdd, tau, coulomb, rest = {candidates[0]: lowest, candidates[-1]: top}.get(fc) or states_at(fc)
         fit = t < boundary
         grams = accumulate(layout, q[fit], qd[fit], qdd[fit], tau[fit], rest=rest[fit], coulomb=coulomb[fit])
-        estimate = least_squares_from_gram(grams.matrix(base.columns), int(np.sum(grams.rows)))
+        try:
+            estimate = least_squares_from_gram(grams.matrix(base.columns), int(np.sum(grams.rows)))
+        except (np.linalg.LinAlgError, ValueError):   # too few rows left at this cut-off (its edges, rests)
+            table.append((fc, np.inf))
+            progress(f"{'':10s}cut-off {fc:7.3g} Hz: too few states left to fit")
+            continue
         pi = np.zeros(len(layout.names))
         pi[base.columns] = estimate.parameters
         k = np.searchsorted(t, scored)
@@ -54,7 +62,8 @@ def choose_cutoff(layout, states_at, candidates, split=np.inf, progress=print):
         error = float(np.linalg.norm(reference - predicted) / np.linalg.norm(reference))
         table.append((fc, error))
         progress(f"{'':10s}cut-off {fc:7.3g} Hz: {100 * error:.3f} % on the last quarter of the training data")
-    return min(table, key=lambda row: row[1])[0], table
+    best = min(table, key=lambda row: row[1])
+    return (best[0] if np.isfinite(best[1]) else None), table
 
 
 __all__ = ["choose_cutoff"]

@@ -22,13 +22,13 @@ import time
 
 import numpy as np
 
-from .cutoff import choose_cutoff
+from .cutoff import WINDOW, choose_cutoff
 from .estimate import consistent_from_gram, least_squares_from_gram, payload_from_gram, wls_weights
 from .gram import accumulate, predictions
 from ..dynamics.friction import REST_BAND
 from ..dynamics.inertial_parameters import with_parameters
 from .layout import Layout
-from .processing import choose
+from .processing import choose, rule
 from .rest import rest_rows
 from .samples import filtered_states
 from .signals import absolute_response
@@ -129,7 +129,7 @@ class Identification:
         }
 
 
-def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz=None,
+def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz="auto",
              effort_delay=0.0, method="ols", prior_weight=1e-6, payload_only=False, friction=None,
              max_gap=None, edge_trim=None, progress=print):
     """Identify ``model``'s parameters from ``recording`` (module docstring). ``holdout``: a second
@@ -138,10 +138,11 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
     ``payload_only``: the arm is known, only a rigid body added to the last link is estimated.
     ``friction``: the friction form of every joint or per joint (``layout.Layout.of``; a form that
     names no Coulomb shape has the rest band ``REST_BAND``, and a joint's rows inside its band are
-    left out of the fit). ``cutoff_hz`` (Hz, or "auto": ``cutoff.choose_cutoff``) and ``max_gap``
-    (s: a longer interval between stamps splits the run) follow the run's sample rate and bandwidth
-    when None (``processing.choose``); ``edge_trim`` (s): what the filter's edge transient takes
-    off each end of a stretch (``samples.filtered_states``)."""
+    left out of the fit). ``cutoff_hz``: Hz, "auto" (the one that predicts the end of the training
+    data best, ``cutoff.choose_cutoff``, among cut-offs that follow the run's sample rate and
+    bandwidth) or None (ten times the bandwidth, ``processing.choose``); ``max_gap`` (s: a longer
+    interval between stamps splits the run) follows the bandwidth when None; ``edge_trim`` (s):
+    what the filter's edge transient takes off each end of a stretch (``samples.filtered_states``)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if holdout is None and not 0.0 < holdout_fraction < 1.0:
@@ -169,12 +170,19 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
     split = (np.inf if holdout is not None else
              recording.t[0] + (1.0 - holdout_fraction) * (recording.t[-1] - recording.t[0]))
     if settings.cutoff_hz is None:
-        say(f"--cutoff auto: {len(settings.candidates())} cut-offs tried on the training data")
-        chosen, _ = choose_cutoff(layout, lambda fc: _states(model, layout, recording, fc, effort_delay,
+        keep = recording.t >= min(split, recording.t[-1]) - WINDOW     # a long run: its last minutes
+        window = recording if keep.all() else recording.rows(keep)
+        say(f"cut-off: {len(settings.candidates())} tried on the training data"
+            + ("" if keep.all() else f" (its last {WINDOW:g} s)"))
+        chosen, _ = choose_cutoff(layout, lambda fc: _states(model, layout, window, fc, effort_delay,
                                                              settings.max_gap, edge_trim, "run")[0],
-                                  settings.candidates(), split, progress)
-        settings = settings.with_cutoff(chosen, f"{chosen:.3g} Hz: the least error on the last quarter "
-                                        "of the training data (--cutoff auto)")
+                                  settings.candidates(), split - (recording.t[keep][0] - window.t[0]), progress)
+        if chosen is None:    # no candidate could be fitted: the checks below say why
+            fallback, how = rule(settings.rate_hz, settings.bandwidth_hz)
+            settings = settings.with_cutoff(fallback, how + " (--cutoff auto could fit no candidate)")
+        else:
+            settings = settings.with_cutoff(chosen, f"{chosen:.3g} Hz: the least error on the last quarter "
+                                            "of the training data (--cutoff auto)")
     cutoff_hz, max_gap = settings.cutoff_hz, settings.max_gap
     options = (cutoff_hz, effort_delay, max_gap, edge_trim)
     accounts = {}

@@ -11,12 +11,16 @@ ruins the other, so ``choose`` derives each setting from two figures of the run:
 
 From them:
 
-* the **cut-off** of the zero-phase filter: ten times the bandwidth, as Gautier's school filters
-  positions before differentiating them (Khalil & Dombre 2002; Janot, Vandanjon & Gautier 2014:
-  the filter's cut-off at least ten times the motion's bandwidth, so that it distorts nothing the
-  dynamics carry), and no higher than a fifth of the sample rate, beyond which the five-point
-  derivative's own error (``signals.derivative``) passes 8 % in the filter's pass band; "auto"
-  instead picks it by held-out error (``identification.cutoff``);
+* the **cut-off** of the zero-phase filter (``rule``): ten times the bandwidth, as Gautier's
+  school filters positions before differentiating them (Khalil & Dombre 2002; Janot, Vandanjon &
+  Gautier 2014: the filter's cut-off at least ten times the motion's bandwidth, so that it
+  distorts nothing the dynamics carry), and no higher than a fifth of the sample rate, beyond
+  which the five-point derivative's own error (``signals.derivative``) passes 8 % in the filter's
+  pass band. The torques may carry more of the dynamics than the motion's bandwidth says (a
+  controller's corrections), or less (a sensor's own content): "auto", ``identify``'s default,
+  tries ``Processing.candidates`` from twice to forty times the bandwidth (within a fifth of the
+  sample rate) and keeps the one that predicts data the fit did not see best
+  (``identification.cutoff``);
 * the **longest gap** resampling bridges: the interval over which a straight line departs from a
   sine at the bandwidth by at most ``INTERPOLATION_ERROR`` (1 %) of its amplitude, (π f_b h)² / 2
   ≤ 1 %, and never less than ``GAP_INTERVALS`` (4) median intervals, so that a logger that skips
@@ -63,6 +67,14 @@ class Processing:
 
     def with_cutoff(self, cutoff_hz, how):
         return dataclasses.replace(self, cutoff_hz=float(cutoff_hz), chosen={**self.chosen, "cutoff": how})
+
+
+def rule(rate_hz, bandwidth_hz):
+    """(the cut-off ten times the bandwidth within a fifth of the sample rate, how it came about)."""
+    cutoff = min(CUTOFF_PER_BANDWIDTH * bandwidth_hz, MAX_CUTOFF_PER_RATE * rate_hz)
+    if cutoff < MAX_CUTOFF_PER_RATE * rate_hz:
+        return cutoff, f"{cutoff:.3g} Hz: {CUTOFF_PER_BANDWIDTH:g} × the bandwidth"
+    return cutoff, f"{cutoff:.3g} Hz: a fifth of the sample rate (10 × the bandwidth is above it)"
 
 
 def highest_cutoff(rate_hz, bandwidth_hz):
@@ -113,10 +125,7 @@ def choose(t, position, velocity=None, cutoff_hz=None, max_gap=None):
     chosen = {"bandwidth": f"{BANDWIDTH_POWER:.0%} of the joint velocities' power below {f_b:.3g} Hz",
               "rate": f"{rate:.4g} Hz (1 / the median interval)"}
     if cutoff_hz is None:
-        cutoff = min(CUTOFF_PER_BANDWIDTH * f_b, MAX_CUTOFF_PER_RATE * rate)
-        chosen["cutoff"] = (f"{cutoff:.3g} Hz: {CUTOFF_PER_BANDWIDTH:g} × the bandwidth"
-                            if cutoff == CUTOFF_PER_BANDWIDTH * f_b else
-                            f"{cutoff:.3g} Hz: a fifth of the sample rate (10 × the bandwidth is above it)")
+        cutoff, chosen["cutoff"] = rule(rate, f_b)
     elif cutoff_hz == "auto":
         cutoff = None
     else:
@@ -133,4 +142,4 @@ def choose(t, position, velocity=None, cutoff_hz=None, max_gap=None):
     return Processing(rate, f_b, cutoff, float(max_gap), chosen)
 
 
-__all__ = ["Processing", "bandwidth", "choose", "highest_cutoff", "sample_rate"]
+__all__ = ["Processing", "bandwidth", "choose", "highest_cutoff", "rule", "sample_rate"]

@@ -70,11 +70,11 @@ def read_prediction(bag, joints, topic, prediction_topic, **measured_effort):
         if other.effort is None:
             raise BagError(f"{bag}: {prediction_topic} carries no effort to score")
         inside = (measured.time_ns >= other.time_ns[0]) & (measured.time_ns <= other.time_ns[-1])
-        measured = _rows(measured, inside)
+        measured = measured.rows(inside)
         effort = np.column_stack([np.interp(measured.time_ns, other.time_ns, column) for column in other.effort.T])
         return measured, dataclasses.replace(measured, effort=effort, effort_source=prediction_topic)
     paired = read_joint_states(bag, joints, topic=topic, effort_topic=prediction_topic)
-    measured = _rows(measured, np.isin(measured.time_ns, paired.time_ns))
+    measured = measured.rows(np.isin(measured.time_ns, paired.time_ns))
     return measured, dataclasses.replace(measured, effort=paired.effort, effort_source=prediction_topic)
 
 
@@ -106,14 +106,6 @@ def validate(result, recordings, predictions_by_maker=None, maker="maker", effor
     measured = np.vstack([run.measured for run in runs])
     pooled = {key: Fit.of(measured, np.vstack([run.predicted[key] for run in runs])) for key in names}
     return Validation(list(result.nominal.joint_names), tuple(runs), pooled)
-
-
-def _rows(recording, keep):
-    fields = ("position", "velocity", "effort")
-    times = recording.time_ns[keep]
-    return dataclasses.replace(recording, t=(times - times[0]) * 1e-9, time_ns=times,
-                               **{f: None if getattr(recording, f) is None else getattr(recording, f)[keep]
-                                  for f in fields})
 
 
 __all__ = ["Validation", "ValidationRun", "read_prediction", "validate"]
