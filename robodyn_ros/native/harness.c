@@ -181,8 +181,11 @@ void rnea_floor(const double *P, int64_t n, const double *q, const double *qd, c
             nm[k] += N[k];
         }
         double t = (AT(i, PRISMATIC) != 0.0 ? f[2] : nm[2]) + AT(i, ARMATURE) * qdd[i]
-                   + AT(i, VISCOUS) * qd[i];
-        if (qd[i] > 0.0)
+                   + AT(i, VISCOUS) * qd[i] + AT(i, FRICTION_OFFSET);
+        if (AT(i, COULOMB_TANH) > 0.0) {   /* the smooth Coulomb law, as joint_friction's */
+            double s = tanh(qd[i] / AT(i, COULOMB_TANH));
+            t += (s > 0.0 ? AT(i, COULOMB_POS) : AT(i, COULOMB_NEG)) * s;
+        } else if (qd[i] > 0.0)
             t += AT(i, COULOMB_POS);
         else if (qd[i] < 0.0)
             t -= AT(i, COULOMB_NEG);
