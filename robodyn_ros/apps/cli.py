@@ -46,6 +46,9 @@ def _old_spelling(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    # a line reaches a pipe or a log file when it is printed, not when a buffer fills
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(line_buffering=True)
     return dispatch("robodyn-ros", "Model-based robot control for ROS 2.", COMMANDS, argv,
                     _old_spelling)
 
