@@ -58,8 +58,9 @@ def parse_args(argv):
                              metavar=what.upper(),
                              default=None if required else defaults[field],
                              help=f"the {meaning}: the {what}{spec}"
-                             + ("" if required else " (default: %(default)s, left out when the "
-                                "log has no such " + what + ")"))
+                             + ("" if required else " (default: %(default)s"
+                                + ("" if field == "position" else
+                                   ", left out when the log has no such " + what) + ")"))
         sub.add_argument("--effort-topic", action="append", default=[], metavar=f"TOPIC={what.upper()}",
                          help="also write these values as a std_msgs/Float64MultiArray topic, one "
                          "message per sample at its time, in the joints' order (a controller's "
