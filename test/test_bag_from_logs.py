@@ -2,8 +2,8 @@
 real rosbag2 that ``identification.bag.read_joint_states`` (what ``identify`` and ``collision
 calibrate`` read) gives back value for value and stamp for stamp; bad logs are refused in one line
 naming the file, the column and the line; and doc/identification.md's route from the Panda run of
-Gaz et al. (2019) to a model runs as written (skipped, saying so, where ../shared/real_id is
-absent)."""
+Gaz et al. (2019) to a model runs as written (skipped, saying so, where the workspace beside the
+checkout has no real_id folder)."""
 import gzip
 import json
 import re
