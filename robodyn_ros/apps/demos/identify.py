@@ -293,7 +293,7 @@ def plot(runs, path):
     dashed (a symmetric log scale: the two differ by three decades)."""
     panels = [(f"joint_{j + 1}", "q_d - q (rad)", BOUND) for j in range(runs[0]["error"].shape[1])]
     plot_errors(path, runs, panels, "PUMA 560 unlike its model: the 004 motion before and after "
-                "identification", "t (s) from the start of the motion", symlog=[BOUND / 10] * len(panels))
+                "identification", "t (s) from the start of the motion", symlog=[BOUND / 100] * len(panels))
 
 
 def print_tables(result):
