@@ -267,7 +267,7 @@ def plot(results, path, args):
         top.plot(*runs[0]["trace"]["commanded"].T, label="commanded", **plots.REFERENCE)
         for r in runs:
             top.plot(*r["trace"]["drawn"].T, "--", label=f"drawn: {r['law']}")
-            bottom.semilogy(r["trace"]["t"], np.maximum(r["trace"]["position_error"], 1e-12),
+            bottom.semilogy(r["trace"]["t"], np.maximum(r["trace"]["position_error"], 1e-9),
                             label=r["law"])
         bottom.axhline(POSITION_BOUND, label="operational_space's bound", **plots.LIMIT)
         top.set_aspect("equal", adjustable="datalim")
