@@ -17,7 +17,7 @@ from robodyn_ros.dynamics import ModelError
 from robodyn_ros.dynamics.drives import JointDrives, drives_file
 from robodyn_ros.dynamics.inertial_parameters import standard_parameters
 from robodyn_ros.identification.bag import Recording
-from robodyn_ros.identification.drive_gains import StaticCheck, identify_drive_gains
+from robodyn_ros.identification.drive_gains import StaticCheck, _check_identifiable, identify_drive_gains
 from robodyn_ros.identification.efforts import effort_scales, implausible_efforts
 from robodyn_ros.identification.identify import IdentificationError
 from robodyn_ros.identification.synthetic import synthetic_run
@@ -62,7 +62,7 @@ def test_drives_file_round_trips_and_names_what_is_wrong(tmp_path):
         (tmp_path / "bad.yaml").write_text(text)
         with pytest.raises(ModelError, match=rf"bad.yaml: .*{message}"):
             JointDrives.load(tmp_path / "bad.yaml", ["a"])
-    with pytest.raises(ModelError, match=r"bad.yaml: no drive for joint 'z'"):
+    with pytest.raises(ModelError, match=r"bad.yaml: no drives for joint 'z'"):
         (tmp_path / "bad.yaml").write_text("format: robodyn_ros.drives/1\njoints: {a: {effort: A}}\n")
         JointDrives.load(tmp_path / "bad.yaml", ["z"])
 
@@ -143,6 +143,14 @@ def test_runs_that_leave_joints_still_are_refused_naming_what_they_hide(plant, n
     with pytest.raises(IdentificationError, match=r"joints \['joint_4', 'joint_5', 'joint_6'\] barely move.*"
                        "move every joint"):
         identify_drive_gains(nominal, *runs(plant, seconds=10.0, joints=slice(0, 3)), PAYLOAD[0], **quiet)
+
+
+def test_a_direction_no_data_shows_is_named():
+    # the second unknown never moves the torques, the third only with the first
+    N = np.array([[2.0, 0.0, 2.0], [0.0, 0.0, 0.0], [2.0, 0.0, 2.0]])
+    with pytest.raises(IdentificationError, match=r"cannot separate.*: b; a barely change"):
+        _check_identifiable(N, ["a", "b", "c"])
+    _check_identifiable(np.eye(3), ["a", "b", "c"])
 
 
 def test_static_check_flags_a_gross_gain_error():

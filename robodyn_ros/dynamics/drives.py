@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .joint_file import joint_entries
 from .link import ModelError
 
 FILE_FORMAT = "robodyn_ros.drives/1"
@@ -141,33 +142,24 @@ class JointDrives:
     def load(cls, path, joints=None):
         """The drives of a file; ``joints`` (a model's joint names): their order, each required.
         ModelError naming the file and the joint on anything missing or wrong."""
-        import yaml
-
-        try:
-            data = yaml.safe_load(Path(path).read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ModelError(f"{path}: unreadable drives file: {exc}") from None
-        if not isinstance(data, dict) or data.get("format") != FILE_FORMAT or not isinstance(
-                data.get("joints"), dict):
-            raise ModelError(f"{path}: not a drives file (format: {FILE_FORMAT}, joints: {{name: ...}})")
-        entries = data["joints"]
-        names = list(entries) if joints is None else list(joints)
-        units, gains, stds = [], [], []
-        for name in names:
-            entry = entries.get(name)
-            if not isinstance(entry, dict):
-                raise ModelError(f"{path}: no drive for joint {name!r} (the file has {list(entries)})")
+        data, entries = joint_entries(path, FILE_FORMAT, "drives", joints)
+        names, units, gains, stds = [], [], [], []
+        for name, entry in entries:
+            names.append(name)
             unit = entry.get("effort")
             if unit not in UNITS:
                 raise ModelError(f"{path}: joint {name!r}: effort must be one of {UNITS}, got {unit!r}")
-            try:
-                gain = 1.0 if unit != CURRENT else (np.nan if entry.get("gain") is None else float(entry["gain"]))
-                std = 0.0 if unit != CURRENT or np.isnan(gain) else float(entry.get("std", 0.0))
-            except (TypeError, ValueError) as exc:
-                raise ModelError(f"{path}: joint {name!r}: gain and std must be numbers: {exc}") from None
+            gain, std = 1.0, 0.0                      # a torque's
+            if unit == CURRENT and entry.get("gain") is None:
+                gain, std = np.nan, np.nan            # unknown
+            elif unit == CURRENT:
+                try:
+                    gain, std = float(entry["gain"]), float(entry.get("std", 0.0))
+                except (TypeError, ValueError) as exc:
+                    raise ModelError(f"{path}: joint {name!r}: gain and std must be numbers: {exc}") from None
             units.append(unit)
             gains.append(gain)
-            stds.append(std if unit == CURRENT and not np.isnan(gain) else (np.nan if unit == CURRENT else 0.0))
+            stds.append(std)
         try:
             return cls(tuple(names), tuple(units), gains, stds, str(data.get("source") or path))
         except ModelError as exc:
