@@ -82,7 +82,8 @@ def main(argv=None) -> int:
                                      effort_joints=args.effort_joints)
 
         recordings = [read(bag) for bag in [args.bag] + ([args.holdout] if args.holdout else [])]
-        recordings, drives, gains = identify_currents.efforts_to_torques(args, model, recordings, read)
+        recordings, drives, gains = identify_currents.efforts_to_torques(
+            args, model, recordings, read, friction_forms(args.friction, model.joint_names))
         identify_currents.warn_if_not_torques(model, recordings[0])
         recording = recordings[0]
         delay = args.effort_delay

@@ -25,10 +25,11 @@ def add_arguments(parser):
                        "known (default: identified)")
 
 
-def efforts_to_torques(args, model, recordings, read, progress=print):
+def efforts_to_torques(args, model, recordings, read, friction, progress=print):
     """(the recordings with torques as efforts, the drives (``dynamics.drives.JointDrives``), the
     DriveGainEstimate or None): the gains given, or identified from ``args.payload_run`` (read by
-    ``read(bag)``). ValueError (ModelError, IdentificationError) saying what to pass."""
+    ``read(bag)``) with the ``friction`` forms of the identification. ValueError (ModelError,
+    IdentificationError) saying what to pass."""
     from ..dynamics.drives import JointDrives
     from ..identification.drive_gains import identify_drive_gains
 
@@ -43,7 +44,7 @@ def efforts_to_torques(args, model, recordings, read, progress=print):
             drives = JointDrives.currents(joints, np.full(len(joints), np.nan), source="identified")
         estimate = identify_drive_gains(model, recordings[0], read(args.payload_run), args.payload_mass,
                                         _vector(args.payload_com, "--payload-com"),
-                                        friction=_friction(args, joints), cutoff_hz=args.cutoff,
+                                        friction=friction, cutoff_hz=args.cutoff,
                                         max_gap=args.max_gap, edge_trim=args.edge_trim, progress=progress)
         drives = drives.with_gains(estimate.gains, estimate.std, f"identified from {args.bag} and "
                                    f"{args.payload_run} (payload {args.payload_mass:g} kg)")
@@ -96,12 +97,6 @@ def _torques(drives, recording, model):
     columns = [list(recording.joint_names).index(joint) for joint in model.joint_names]
     effort[:, columns] = drives.torques(effort[:, columns])
     return effort
-
-
-def _friction(args, joints):
-    from .identify import friction_forms
-
-    return friction_forms(args.friction, joints)
 
 
 def _vector(text, option):
