@@ -140,8 +140,8 @@ def identify_drive_gains(model, run, payload_run, payload_mass, payload_com=None
     grams, counts, states = [], [], {}
     for name, recording in (("run", run), ("payload run", payload_run)):
         t, q, qd, qdd, current = _states(model, recording, cutoff_hz, 0.0, max_gap, edge_trim, name)[0]
-        # the arm at rest: its friction is anything up to stiction, which no sign law knows; those
-        # states check the statics instead (_statics)
+        # a joint still or slow has a friction no sign law knows (anything up to stiction at rest):
+        # its row leaves those states out; where the whole arm rests they check the statics (_statics)
         moving, count = _moving_grams(layout, q, qd, qdd, current)
         grams.append(moving)
         counts.append(count)
