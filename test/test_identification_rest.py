@@ -68,8 +68,20 @@ def test_the_identified_coulomb_term_is_the_gravity_compensation_laws(nominal):
                                                            nominal.coulomb_negative))
     friction = FrictionModel(tuple(nominal.joint_names), forms, values)
     law = GravityCompensation(nominal, {"coulomb_velocity": REST_BAND})
-    qd = np.random.default_rng(3).uniform(-3 * REST_BAND, 3 * REST_BAND, (200, nominal.dof))
+    rng = np.random.default_rng(3)
+    qd = rng.uniform(-3 * REST_BAND, 3 * REST_BAND, (200, nominal.dof))
     np.testing.assert_allclose(friction.torques(qd), np.array([law.friction_compensation(v) for v in qd]),
+                               rtol=1e-12, atol=1e-12)
+    # the model the controller loads with that friction file: Newton–Euler's friction (its compiled
+    # joint_friction, every law's and the observer's) is the file's, and gravity compensation keeps
+    # the model's own band whatever its coulomb_velocity
+    banded = nominal.with_friction(friction)
+    q, qdd = rng.uniform(-2, 2, qd.shape), rng.uniform(-2, 2, qd.shape)
+    newton_euler = banded.inverse_dynamics(q, qd, qdd) - banded.inverse_dynamics(q, qd, qdd, friction=False)
+    np.testing.assert_allclose(newton_euler, friction.torques(qd), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(banded.friction_torques(qd), friction.torques(qd), rtol=1e-12, atol=1e-12)
+    other = GravityCompensation(banded, {"coulomb_velocity": 0.2})
+    np.testing.assert_allclose(np.array([other.friction_compensation(v) for v in qd]), friction.torques(qd),
                                rtol=1e-12, atol=1e-12)
     assert FrictionForm.parse("coulomb").band == 0.0                      # a file's spec: the sign law
     assert FrictionForm.parse("coulomb", band=REST_BAND).spec() == "viscous+coulomb+band=0.01"

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..identification.identify import METHODS, IdentificationError, identify
+from . import identify_currents
 from .identify_validation import plot_validation, print_validation, validate_runs
 
 
@@ -65,13 +66,14 @@ def parse_args(argv):
                         "%(default)g)")
     parser.add_argument("--payload-only", action="store_true",
                         help="the arm is known: estimate only a rigid body added to the last link")
+    identify_currents.add_arguments(parser)
     validation = parser.add_argument_group("validation runs")
     validation.add_argument("--validate", nargs="+", metavar="BAG", help="other runs to score the identified "
-                            "model on, each processed as BAG is: the error per run, pooled and per joint")
+                            "model on, each read and processed as BAG is: the error per run, pooled and per joint")
     validation.add_argument("--prediction-topic", metavar="TOPIC", help="a topic of the validation runs "
-                            "that carries the robot controller's own prediction of the efforts (e.g. a UR's "
-                            "target current written as JointState efforts), scored beside the identified "
-                            "model's")
+                            "that carries the robot controller's own prediction of the efforts, in their unit "
+                            "(e.g. a UR's target current written as JointState efforts), scored beside the "
+                            "identified model's")
     validation.add_argument("--prediction-name", default="maker", metavar="NAME",
                             help="what to call that prediction in the table (default: %(default)s)")
     validation.add_argument("--validation-plot", metavar="FILE", help="the validation scores and efforts (PNG)")
@@ -93,10 +95,15 @@ def main(argv=None) -> int:
         print(f"nominal model: {model!r} from {args.urdf}")
         for tip in (w.message for w in caught if issubclass(w.category, TipChosen)):
             print(tip)
-        recordings = [read_joint_states(bag, model.joint_names, topic=args.topic,
-                                        effort_topic=args.effort_topic,
-                                        effort_joints=args.effort_joints)
-                      for bag in [args.bag] + ([args.holdout] if args.holdout else [])]
+
+        def read(bag):
+            return read_joint_states(bag, model.joint_names, topic=args.topic, effort_topic=args.effort_topic,
+                                     effort_joints=args.effort_joints)
+
+        recordings = [read(bag) for bag in [args.bag] + ([args.holdout] if args.holdout else [])]
+        recordings, drives, gains = identify_currents.efforts_to_torques(
+            args, model, recordings, read, friction_forms(args.friction, model.joint_names))
+        identify_currents.warn_if_not_torques(model, recordings[0])
         recording = recordings[0]
         result = identify(model, recording, holdout=recordings[1] if args.holdout else None,
                           cutoff_hz=args.cutoff, effort_delay=effort_delay(args, recording), method=args.method,
@@ -107,17 +114,20 @@ def main(argv=None) -> int:
         write_identified_urdf(args.urdf, model, result.standard_parameters, args.output,
                               root_link=args.root_link, tip_link=args.tip_link)
         result.friction.save(friction_file(args.output))
-        validation = validate_runs(args, result, effort_delay) if args.validate else None
+        drives_written = identify_currents.write_drives(drives, gains, args.output)
+        validation = validate_runs(args, result, effort_delay, drives) if args.validate else None
     except (BagError, IdentificationError, ModelError, ValueError) as exc:
         print(f"robodyn-ros identify: {exc}", file=sys.stderr)
         return 2
     print_report(result)
-    print(f"identified model written to {args.output}, its friction to {friction_file(args.output)}")
+    print(f"identified model written to {args.output}, its friction to {friction_file(args.output)}"
+          + (f", its drives to {drives_written}" if drives_written else ""))
     if validation:
         print_validation(validation)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        report = result.report() | ({"validation": validation.report()} if validation else {})
+        report = {**result.report(), **identify_currents.report(drives, gains),
+                  **({"validation": validation.report()} if validation else {})}
         Path(args.json).write_text(json.dumps(report, indent=2))
         print(f"report: {args.json}")
     if args.plot:

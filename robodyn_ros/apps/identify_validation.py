@@ -5,12 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def validate_runs(args, result, effort_delay):
+def validate_runs(args, result, effort_delay, drives):
     """The ``Validation`` of ``result`` on the --validate bags, read as the identified run was
-    (topic, effort topic) and, with --prediction-topic, the robot controller's own prediction
-    beside ours; ``effort_delay(args, recording)``: the delay of each run's efforts."""
+    (topic, effort topic, its currents made torques by ``drives``) and, with --prediction-topic,
+    the robot controller's own prediction beside ours (in the unit of the measured efforts, made
+    torques alike); scored in the efforts' own unit (a current-measured joint's in A);
+    ``effort_delay(args, recording)``: the delay of each run's efforts."""
+    import dataclasses
+
+    import numpy as np
+
     from ..identification.bag import read_joint_states
     from ..identification.validation import read_prediction, validate
+    from .identify_currents import torques_of
 
     joints = result.nominal.joint_names
     effort = {"effort_topic": args.effort_topic, "effort_joints": args.effort_joints}
@@ -20,8 +27,13 @@ def validate_runs(args, result, effort_delay):
     else:
         recordings = [read_joint_states(bag, joints, topic=args.topic, **effort) for bag in args.validate]
         makers = None
+    if drives.measures_currents.any():
+        def torques(recording):
+            return dataclasses.replace(recording, effort=torques_of(drives, recording, result.nominal))
+        recordings, makers = [torques(r) for r in recordings], makers and [torques(m) for m in makers]
     return validate(result, recordings, makers, maker=args.prediction_name,
-                    effort_delay=[effort_delay(args, recording) for recording in recordings], edge_trim=args.edge_trim)
+                    effort_delay=[effort_delay(args, recording) for recording in recordings], edge_trim=args.edge_trim,
+                    scale=np.where(drives.measures_currents, drives.gains, 1.0))
 
 
 def print_validation(validation):

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .joint_file import joint_entries
 from .link import ModelError
 
 FILE_FORMAT = "robodyn_ros.friction/1"
@@ -35,9 +36,9 @@ REST_BAND = 0.01   # rad/s (m/s): the rest band's half-width where none is given
 
 def saturated_sign(qd, band):
     """sign(q̇) where |q̇| ≥ ``band``, q̇ / band within it (the Coulomb term's boundary layer);
-    the plain sign for ``band`` 0."""
-    qd = np.asarray(qd, dtype=float)
-    return np.clip(qd / band, -1.0, 1.0) if band else np.sign(qd)
+    the plain sign where ``band`` is 0 (a number, or one per joint)."""
+    qd, band = np.asarray(qd, dtype=float), np.asarray(band, dtype=float)
+    return np.where(band > 0.0, np.clip(qd / np.where(band > 0.0, band, 1.0), -1.0, 1.0), np.sign(qd))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,22 +140,8 @@ class FrictionModel:
     def load(cls, path, joints=None):
         """The model of a friction file; ``joints`` (a model's joint names): their order, each one
         required. ModelError naming the file and the joint on anything missing or not finite."""
-        import yaml
-
-        try:
-            data = yaml.safe_load(Path(path).read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ModelError(f"{path}: unreadable friction file: {exc}") from None
-        if not isinstance(data, dict) or data.get("format") != FILE_FORMAT or not isinstance(
-                data.get("joints"), dict):
-            raise ModelError(f"{path}: not a friction file (format: {FILE_FORMAT}, joints: {{name: ...}})")
-        entries = data["joints"]
-        names = list(entries) if joints is None else list(joints)
-        forms, values = [], []
-        for name in names:
-            entry = entries.get(name)
-            if not isinstance(entry, dict):
-                raise ModelError(f"{path}: no friction for joint {name!r} (the file has {list(entries)})")
+        names, forms, values = [], [], []
+        for name, entry in joint_entries(path, FILE_FORMAT, "friction", joints)[1]:
             form = FrictionForm.parse(entry.get("form", ""))
             try:
                 value = np.array([float(entry[k]) for k in form.names()])
@@ -162,6 +149,7 @@ class FrictionModel:
                 raise ModelError(f"{path}: joint {name!r}: {form.spec()} needs {form.names()}: {exc}") from None
             if not np.all(np.isfinite(value)):
                 raise ModelError(f"{path}: joint {name!r}: friction values not finite: {value}")
+            names.append(name)
             forms.append(form)
             values.append(value)
         return cls(tuple(names), tuple(forms), tuple(values))

@@ -78,11 +78,14 @@ def read_prediction(bag, joints, topic, prediction_topic, **measured_effort):
     return measured, dataclasses.replace(measured, effort=paired.effort, effort_source=prediction_topic)
 
 
-def validate(result, recordings, predictions_by_maker=None, maker="maker", effort_delay=0.0, edge_trim=None):
+def validate(result, recordings, predictions_by_maker=None, maker="maker", effort_delay=0.0, edge_trim=None,
+             scale=None):
     """The ``Validation`` of ``result`` (identify.Identification) on ``recordings``;
     ``predictions_by_maker``: per recording None or the same states with the maker's prediction as
     effort (``read_prediction``), scored under the name ``maker``; ``effort_delay``: s, one for all
-    or one per recording."""
+    or one per recording; ``scale`` (n,): each joint's efforts divided by it before they are scored
+    (a current-measured joint's drive gain: its score in A, as the maker's target current is)."""
+    scale = np.ones(result.nominal.dof) if scale is None else np.asarray(scale, dtype=float)
     makers = list(predictions_by_maker or [None] * len(recordings))
     delays = np.broadcast_to(np.asarray(effort_delay, dtype=float), (len(recordings),))
     parameters = {"identified": result.parameters, "nominal": result.layout.nominal()}
@@ -100,6 +103,7 @@ def validate(result, recordings, predictions_by_maker=None, maker="maker", effor
             t, tau = t[here], tau[here]
             predicted = {key: value[here] for key, value in predicted.items()}
             predicted[maker] = tau_m[there]
+        tau, predicted = tau / scale, {key: value / scale for key, value in predicted.items()}
         runs.append(ValidationRun(recording.source, account, t, tau, predicted,
                                   {key: Fit.of(tau, value) for key, value in predicted.items()}))
     names = [key for key in runs[0].predicted if all(key in run.predicted for run in runs)]
