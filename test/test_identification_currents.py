@@ -153,9 +153,9 @@ def validation_epsilon(out, ur5, cutoff=40.0):
     return stand_in.validation_scores(validation, t, drives.efforts(torque))
 
 
-@pytest.mark.xfail(strict=True, reason="friction at rest (issue 45 item 3, branch ident-processing): identify "
-                   "fits the sign law on the run's rest stretches too; the drive-gain estimate, which leaves "
-                   "them out, is within 1.2 noise floors (test_validation_currents_are_predicted_...)")
+@pytest.mark.xfail(strict=True, reason="the default Coulomb law is the controller's ramp through 0.01 rad/s, and "
+                   "the stand-in creeps at 1e-3 rad/s at its full Coulomb level: 1.5 noise floors; with the "
+                   "sign law, the rest still left out of the fit, 1.1 (test_identify_validates_on_the_raw_...)")
 def test_the_identified_model_predicts_validation_currents_within_1_2_noise_floors(from_bags, ur5):
     epsilon, floor, maker = validation_epsilon(from_bags[0], ur5)
     assert epsilon < 1.2 * floor and epsilon < maker
@@ -172,3 +172,25 @@ def test_currents_without_their_gains_are_named_in_one_line(bags, tmp_path, caps
     assert identify_main(argv + ["--max-gap", "1e-9"]) == 2     # stops after the check, before the estimate
     warning = [line for line in capsys.readouterr().err.splitlines() if "not N m" in line]
     assert len(warning) == 1 and "--drive-gains" in warning[0] and "config/ur_drives.yaml" in warning[0]
+
+
+@pytest.mark.parametrize("friction", ["asymmetric+band=0.01", "asymmetric+sign"])
+def test_identify_validates_on_the_raw_currents_beside_the_makers_target_current(bags, friction, tmp_path):
+    """identify --validate on the validation bag, the gains identified and RTDE's target current
+    beside ours (issue 45's goal, on the stand-in): scored on the currents as recorded, the model
+    beats the maker's; with the sign law (the stand-in creeps at 1e-3 rad/s, where its friction is
+    the full Coulomb level the band's ramp leaves out) it is within 1.2 noise floors."""
+    report = tmp_path / "report.json"
+    argv = [str(bags["run"]), "--urdf", str(stand_in.URDF), "--root-link", stand_in.ROOT, "--tip-link", stand_in.TIP,
+            "-o", str(tmp_path / "ur5.urdf"), "--json", str(report), "--friction", friction,
+            "--drive-gains", str(find_share_file("config/ur_drives.yaml")), "--payload-run", str(bags["payload"]),
+            "--payload-mass", str(stand_in.PAYLOAD[0]), "--validate", str(bags["validation"]),
+            "--prediction-topic", stand_in.TARGET_TOPIC, "--prediction-name", "UR target"]
+    assert identify_main(argv) == 0
+    scores = json.loads(report.read_text())["validation"]["runs"][0]
+    ours, maker = scores["identified"]["stacked"], scores["UR target"]["stacked"]
+    run = simulated(500.0)[2]
+    floor = 100 * np.linalg.norm(run.noise) / np.linalg.norm(run.current)   # a perfect model's score
+    assert ours < maker
+    if "sign" in friction:
+        assert ours < 1.2 * floor, (ours, floor)

@@ -3,9 +3,10 @@ was fitted to, per run, pooled and per joint (ε = ‖τ − τ̂‖ / ‖τ‖,
 controller's own prediction of the efforts beside it when the runs carry one.
 
 The arm is the identification demo's PUMA 560 plant; the identification run and the validation
-runs are different motions (other Fourier series, other seeds), torque noise 0.2 N m. The figures
-are held to closed forms: the identified model's error is the filtered noise over the efforts'
-RMS (σ √(2 f_c / f_s) per joint), and a "maker" whose prediction is the truth × 1.1 scores 10 %.
+runs are different motions (other Fourier series, other seeds), torque noise 0.2 N m. The efforts
+are scored as recorded, so the figures are held to closed forms: the identified model's error is
+the noise over the efforts (σ per joint), and a "maker" whose prediction is the truth × 1.1
+scores 10 %.
 """
 import json
 
@@ -58,9 +59,10 @@ def test_each_run_scores_at_its_noise_floor_and_the_pool_is_the_runs_together(pl
     validation = validate(identified, runs)
     assert [run.source for run in validation.runs] == ["synthetic run"] * 2
     for run in validation.runs:
-        floor = NOISE * np.sqrt(2.0 * identified.cutoff_hz / 1000.0)          # the filtered noise, per joint
-        expected = np.linalg.norm(np.full(run.measured.shape, floor)) / np.linalg.norm(run.measured)
-        assert run.fits["identified"].stacked == pytest.approx(expected, rel=0.2)
+        # scored as recorded: a perfect model scores the noise, sigma per joint over the efforts' norm
+        floor = np.linalg.norm(np.full(run.measured.shape, NOISE)) / np.linalg.norm(run.measured)
+        assert run.fits["identified"].stacked == pytest.approx(floor, rel=0.05)
+        assert len(run.t) > 0.9 * 12000                                   # every sample but the trims
         assert run.fits["nominal"].stacked > 20 * run.fits["identified"].stacked
     # pooled: one stacked figure over both runs' states, from the per-run residuals
     residual = sum(np.sum((r.measured - r.predicted["identified"]) ** 2) for r in validation.runs)
@@ -79,7 +81,7 @@ def test_the_makers_prediction_is_scored_beside_ours(plant, nominal, identified,
     fits = validation.runs[0].fits
     assert list(fits) == ["identified", "nominal", "UR target"]
     assert fits["UR target"].stacked == pytest.approx(0.1 / 1.0, rel=0.03)        # (1.1 τ − τ) / τ
-    assert fits["identified"].stacked < 0.1 * fits["UR target"].stacked
+    assert fits["identified"].stacked < 0.2 * fits["UR target"].stacked   # at the noise floor, 1.2 %
 
 
 def test_a_prediction_sent_as_effort_commands_is_paired_as_the_commands_are(plant, nominal, tmp_path):
@@ -112,7 +114,7 @@ def test_identify_command_validates_on_other_bags_prints_writes_and_plots(plant,
     validation = json.loads(report.read_text())["validation"]
     assert len(validation["runs"]) == 2
     assert validation["pooled"]["controller"]["stacked"] == pytest.approx(10.0, rel=0.03)
-    assert validation["pooled"]["identified"]["stacked"] < 1.0
+    assert validation["pooled"]["identified"]["stacked"] < 0.2 * validation["pooled"]["controller"]["stacked"]
     image = matplotlib.image.imread(png)
     assert image.shape[0] > 500 and image.shape[2] in (3, 4)
     # a validation bag without the topic: one line naming it, exit 2

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..dynamics.friction import REST_BAND
 from ..identification.identify import METHODS, IdentificationError, identify
 from . import identify_currents
 from .identify_validation import plot_validation, print_validation, validate_runs
@@ -52,10 +53,13 @@ def parse_args(argv):
                         "slowest pole, 3.3 / cutoff s)")
     parser.add_argument("--friction", action="append", metavar="[JOINT=]FORM", help="friction form of "
                         "every joint or of one (repeatable): '+'-joined viscous, coulomb (symmetric) or "
-                        "asymmetric, the Coulomb term's shape band=V (a rest band: linear within |velocity| "
-                        "< V, where the joint's samples are not fitted; 0.01 unless another shape is "
-                        "named), tanh=V or sign, offset (default: asymmetric+band=0.01). What a URDF "
-                        "cannot carry goes to OUTPUT's .friction.yaml")
+                        "asymmetric, the Coulomb term's shape band=V (linear within |velocity| < V, as "
+                        "gravity compensation ramps it; band=0.01 unless another shape is named), sign or "
+                        "tanh=V, and offset (default: asymmetric+band=0.01). What a URDF cannot carry goes "
+                        "to OUTPUT's .friction.yaml")
+    parser.add_argument("--rest-band", type=float, default=REST_BAND, metavar="V",
+                        help="a joint's samples slower than V (rad/s or m/s) are at rest, their friction "
+                        "unknown: they are not fitted (Karnopp 1985; 0 fits every sample; default: %(default)g)")
     parser.add_argument("--effort-delay", type=float, metavar="S", help="time by which each torque "
                         "acts after its state's stamp (default: half a sample for --effort-topic, "
                         "whose commands are held until the next state; 0 for measured efforts)")
@@ -109,7 +113,7 @@ def main(argv=None) -> int:
                           cutoff_hz=args.cutoff, effort_delay=effort_delay(args, recording), method=args.method,
                           prior_weight=args.prior_weight, payload_only=args.payload_only,
                           friction=friction_forms(args.friction, model.joint_names), max_gap=args.max_gap,
-                          edge_trim=args.edge_trim)
+                          edge_trim=args.edge_trim, rest_band=args.rest_band)
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         write_identified_urdf(args.urdf, model, result.standard_parameters, args.output,
                               root_link=args.root_link, tip_link=args.tip_link)

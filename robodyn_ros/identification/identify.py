@@ -131,20 +131,23 @@ class Identification:
 
 def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz="auto",
              effort_delay=0.0, method="ols", prior_weight=1e-6, payload_only=False, friction=None,
-             max_gap=None, edge_trim=None, progress=print):
+             max_gap=None, edge_trim=None, rest_band=REST_BAND, progress=print):
     """Identify ``model``'s parameters from ``recording`` (module docstring). ``holdout``: a second
     recording to check the result on; without one, the run is filtered whole and its last
     ``holdout_fraction`` (in time) held out. ``method``: "ols" or "wls" for the base parameters.
     ``payload_only``: the arm is known, only a rigid body added to the last link is estimated.
     ``friction``: the friction form of every joint or per joint (``layout.Layout.of``; a form that
-    names no Coulomb shape has the rest band ``REST_BAND``, and a joint's rows inside its band are
-    left out of the fit). ``cutoff_hz``: Hz, "auto" (the one that predicts the end of the training
+    names no Coulomb shape takes the laws' ramp through ``REST_BAND``). ``rest_band`` (rad/s or
+    m/s): a joint's rows where its measured velocity lies inside it are left out of its fit
+    (``rest``; 0: every row fitted). ``cutoff_hz``: Hz, "auto" (the one that predicts the end of the training
     data best, ``cutoff.choose_cutoff``, among cut-offs that follow the run's sample rate and
     bandwidth) or None (ten times the bandwidth, ``processing.choose``); ``max_gap`` (s: a longer
     interval between stamps splits the run) follows the bandwidth when None; ``edge_trim`` (s):
     what the filter's edge transient takes off each end of a stretch (``samples.filtered_states``)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if not (np.isfinite(rest_band) and rest_band >= 0.0):
+        raise ValueError(f"rest_band must be a velocity >= 0 (rad/s or m/s), got {rest_band}")
     if holdout is None and not 0.0 < holdout_fraction < 1.0:
         raise ValueError(f"holdout_fraction must lie in (0, 1), got {holdout_fraction}")
     started = time.monotonic()
@@ -175,7 +178,7 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
         say(f"cut-off: {len(settings.candidates())} tried on the training data"
             + ("" if keep.all() else f" (its last {WINDOW:g} s)"))
         chosen, _ = choose_cutoff(layout, lambda fc: _states(model, layout, window, fc, effort_delay,
-                                                             settings.max_gap, edge_trim, "run")[0],
+                                                             settings.max_gap, edge_trim, "run", rest_band)[0],
                                   settings.candidates(), split - (recording.t[keep][0] - window.t[0]), progress)
         if chosen is None:    # no candidate could be fitted: the checks below say why
             fallback, how = rule(settings.rate_hz, settings.bandwidth_hz)
@@ -186,13 +189,14 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
     cutoff_hz, max_gap = settings.cutoff_hz, settings.max_gap
     options = (cutoff_hz, effort_delay, max_gap, edge_trim)
     accounts = {}
-    states, accounts["run"] = _states(model, layout, recording, *options, "run")
+    states, accounts["run"] = _states(model, layout, recording, *options, "run", rest_band)
     if holdout is None:
         later = states[0] >= split
         data = {"training": tuple(x[~later] for x in states), "held-out": tuple(x[later] for x in states)}
     else:
         data = {"training": states}
-        data["held-out"], accounts["held-out run"] = _states(model, layout, holdout, *options, "held-out run")
+        data["held-out"], accounts["held-out run"] = _states(model, layout, holdout, *options, "held-out run",
+                                                             rest_band)
     say(f"filtered at {cutoff_hz:g} Hz: {len(data['training'][0])} training, {len(data['held-out'][0])} "
         "held-out states", "filter")
     for name, account in accounts.items():
@@ -240,6 +244,7 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
                   "differences of the filtered q̇ (or q)",
         "rate_hz": settings.rate_hz, "bandwidth_hz": settings.bandwidth_hz,
         "chosen": settings.chosen, "max_gap_s": float(max_gap), "edge_trim_s": round(accounts["run"].edge_s, 6),
+        "rest_band": float(rest_band),
         "at_rest": {joint: int(k) for joint, k in zip(model.joint_names, np.count_nonzero(rest, axis=0))},
         "held_out": (f"the last {100 * holdout_fraction:g} % of the run in time (filtered with the rest)"
                      if holdout is None else f"a second recording, {holdout.source}"),
@@ -283,7 +288,7 @@ def _correlated(estimate, dt, cutoff_hz):
                                relative_std=estimate.relative_std * factor)
 
 
-def _states(model, layout, recording, cutoff_hz, effort_delay, max_gap, edge_trim, name):
+def _states(model, layout, recording, cutoff_hz, effort_delay, max_gap, edge_trim, name, rest_band=REST_BAND):
     """((t, q, qd, qdd, tau, Coulomb columns, rest) of a recording in the model's joint order,
     filtered alike, its SampleAccount): samples.filtered_states says what is dropped, split and
     left out, ``rest`` which joint's friction is unknown where, and how the Coulomb columns of
@@ -311,7 +316,7 @@ def _states(model, layout, recording, cutoff_hz, effort_delay, max_gap, edge_tri
     for f in filtered:
         tau, keep = f.tau[:, :n], slice(None)
         coulomb = layout.coulomb_columns(f.qd) if velocity is None else f.tau[:, n:]
-        rest = rest_rows(layout, *((f.t, f.qd) if velocity is None else (recording.t, velocity)), f.t,
+        rest = rest_rows(rest_band, *((f.t, f.qd) if velocity is None else (recording.t, velocity)), f.t,
                          absolute_response(cutoff_hz, f.fs))
         if effort_delay:
             # a torque that acts effort_delay after its stamp, read at the state's time

@@ -71,11 +71,6 @@ class Layout:
         start = _BODY * n + sum(len(d) for d in self.drive_layout[:j])
         return np.concatenate((np.arange(_BODY * j, _BODY * n), np.arange(start, start + len(self.drive_layout[j]))))
 
-    def at_rest(self, qd):
-        """(N, n) bool: True where joint j's velocity ``qd`` (N, n) lies inside its form's rest band,
-        where the sign of its Coulomb friction is not known (never, for a form without a band)."""
-        return np.abs(np.asarray(qd)) < np.array([form.band for form in self.forms])
-
     @property
     def standard(self):
         """True when this is the model's own standard layout (every joint's form the default)."""
