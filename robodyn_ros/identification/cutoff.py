@@ -26,7 +26,7 @@ from .estimate import least_squares_from_gram
 from .gram import accumulate, predictions
 
 FIT_SHARE = 0.75   # of the training data fitted; the rest scores the candidate
-WINDOW = 120.0     # s: the most of the training data the choice looks at (the end of it)
+WINDOW = 60.0      # s: the most of the training data the choice looks at (the end of it)
 
 
 def choose_cutoff(layout, states_at, candidates, split=np.inf, progress=print):
