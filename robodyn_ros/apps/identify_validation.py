@@ -52,41 +52,43 @@ def print_validation(validation):
 
 
 def plot_validation(validation, path):
+    """``validation_figure`` written to ``path``."""
+    from .plots import save
+
+    print(f"validation plot: {save(validation_figure(validation), path)}")
+
+
+def validation_figure(validation):
     """The score of each predictor per joint (pooled) above the efforts of every run, measured and
-    predicted, one panel per joint."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    predicted, one panel per joint (the package's plot style, ``apps.plots``)."""
     import numpy as np
 
+    from .plots import REFERENCE, figure
+
     joints, names = validation.joints, list(validation.pooled)
-    fig, axes = plt.subplots(len(joints) + 1, 1, figsize=(10, 1.8 * (len(joints) + 1)), squeeze=False)
+    fig, axes = figure(len(joints) + 1, 1, size=(10, 1.8 * (len(joints) + 1)),
+                       title=f"validation runs ({len(validation.runs)}): efforts measured and predicted")
     ax = axes[0, 0]
     x, width = np.arange(len(joints) + 1), 0.8 / len(names)
     for k, name in enumerate(names):
         fit = validation.pooled[name]
         ax.bar(x + (k - (len(names) - 1) / 2) * width, 100 * np.append(fit.stacked, fit.relative), width, label=name)
-    ax.set_xticks(x, ["stacked"] + joints, fontsize="small")
+    ax.set_xticks(x, ["stacked"] + joints)
     ax.set_yscale("log")   # the nominal model's errors are often a hundred times the identified one's
-    ax.set_ylabel("error (%)")
-    ax.set_title(f"validation runs ({len(validation.runs)}): error of each prediction, pooled")
-    ax.legend(fontsize="small", ncol=len(names))
+    ax.set_ylabel("error, pooled (%)")
+    ax.legend(ncol=len(names))
     start = 0.0
     for k, run in enumerate(validation.runs):
         t = run.t - run.t[0] + start
         for j, ax in enumerate(axes[1:, 0]):
-            ax.plot(t, run.measured[:, j], "k", lw=1.2, label="measured" if k == 0 else None)
+            ax.plot(t, run.measured[:, j], **REFERENCE, label="measured" if k == 0 else None)
             for c, name in enumerate(names):
-                ax.plot(t, run.predicted[name][:, j], color=f"C{c}", ls="--", lw=0.9, label=name if k == 0 else None)
+                ax.plot(t, run.predicted[name][:, j], color=f"C{c}", ls="--", label=name if k == 0 else None)
             if k:
                 ax.axvline(start, color="0.6", lw=0.8)
         start = t[-1] + 0.5
     for j, ax in enumerate(axes[1:, 0]):
-        ax.set_ylabel(joints[j], fontsize="small")
-    axes[1, 0].legend(loc="upper right", ncol=len(names) + 1, fontsize="small")
-    axes[-1, 0].set_xlabel("t (s), runs one after the other")
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"validation plot: {path}")
+        ax.set_ylabel(f"{joints[j]}\n(N m, N or A)")
+    axes[1, 0].legend(loc="upper right", ncol=len(names) + 1)
+    axes[-1, 0].set_xlabel("t (s), the runs one after the other")
+    return fig
