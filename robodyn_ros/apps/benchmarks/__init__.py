@@ -17,6 +17,7 @@ SUITES = {
     "stewart": "robodyn_ros.apps.benchmarks.stewart",
     "identification": "robodyn_ros.apps.benchmarks.identification",
     "latency": "robodyn_ros.apps.benchmarks.latency",
+    "disturbance": "robodyn_ros.apps.benchmarks.disturbance",
 }
 DEFAULT = ["dynamics", "control", "stewart", "identification"]
 
@@ -50,7 +51,8 @@ def main(argv=None):
                            platform.machine(), "cores": os.cpu_count()}, "suites": {}}
     for name in args.suites or DEFAULT:
         module = importlib.import_module(SUITES[name])
-        result = module.run(duration=args.duration) if name == "latency" else module.run()
+        result = (module.run(duration=args.duration) if name in ("latency", "disturbance")
+                  else module.run())
         results["suites"][name] = result
         _print(name, result)
     if args.json:
