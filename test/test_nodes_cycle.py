@@ -185,8 +185,7 @@ def test_the_watchdog_never_crosses_a_rate_cycle(rig, listener, slow_law):
     watchdog's safe command waits for that cycle's command and follows it; no cycle's command
     follows the safe one (they shared the command buffer without a lock: the safe command, then
     the late cycle's torque, which the drive kept)."""
-    ctl = rig.controller(rate=100.0, state_timeout=0.1, on_timeout="zero",
-                         control_law="slow_once")
+    rig.controller(rate=100.0, state_timeout=0.1, on_timeout="zero", control_law="slow_once")
     commands = listener.listen(Float64MultiArray, f"{rig.ns}/commands")
     rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
     rig.spin_until(lambda: listener.node.count_publishers(f"{rig.ns}/commands") > 0,

@@ -34,7 +34,6 @@ import numpy as np
 
 from ..processes import NodeProcesses, loopback_dds, param_list
 
-PERIOD_NS = 1_000_000          # 1 kHz
 WARMUP = 3.0                   # s of traffic before the quiet phase (discovery, first calls)
 GOAL_PERIOD = 0.1              # s between two goals of the flood
 GOAL_POINTS = 10_000
@@ -111,7 +110,7 @@ def _drive(procs: NodeProcesses, urdf: str, duration: float) -> dict[str, dict]:
     from robodyn_ros.nodes.controller_state import TOPIC
     from robodyn_ros.nodes.messages import JointTrajectoryControllerState
     from robodyn_ros.nodes.serialized import SerializedJointState
-    from .latency import COMMAND_TOPIC, _pair
+    from .latency import COMMAND_TOPIC, Pace, _pair
 
     model = RobotModel.from_urdf(urdf)
     rclpy.init()
@@ -154,15 +153,9 @@ def _drive(procs: NodeProcesses, urdf: str, duration: float) -> dict[str, dict]:
         bounds = {"quiet": start + int(WARMUP * 1e9)}
         bounds["disturbed"] = bounds["quiet"] + int(duration * 1e9)
         end = bounds["disturbed"] + int(duration * 1e9)
-        next_send, disturbing, jump_left = start, False, 0
+        disturbing, jump_left = False, 0
         next_collision = bounds["disturbed"] + int(0.5 * COLLISION_PERIOD * 1e9)
-        while True:
-            now = time.monotonic_ns()
-            if now < next_send:
-                executor.spin_once(timeout_sec=(next_send - now) * 1e-9)
-                continue
-            if now >= end:
-                break
+        for now in Pace(executor, start, end):
             if not disturbing and now >= bounds["disturbed"]:
                 disturbing = True
                 active.publish(Bool(data=True))
@@ -179,9 +172,6 @@ def _drive(procs: NodeProcesses, urdf: str, duration: float) -> dict[str, dict]:
                 jump_left -= 1
             publisher.publish(state.write(*divmod(stamp, 1_000_000_000)))
             sent[stamp // 1000] = time.monotonic_ns()
-            next_send += PERIOD_NS
-            if time.monotonic_ns() > next_send + 10 * PERIOD_NS:   # the driver fell behind
-                next_send = time.monotonic_ns()
         active.publish(Bool(data=False))
         grace = time.monotonic() + 2.0   # the last answers, the last diagnostics
         while time.monotonic() < grace:
