@@ -59,6 +59,7 @@ class CollisionInterface:
         self._wrench.header.frame_id = base
         self.listened = (True, True)   # whether anybody listens to the residual, the wrench
         self._queued = 0   # reports posted and not yet sent
+        self._alive = True  # until destroyed: a report posted before is dropped then
         node.serve(Trigger, "~/reset_collision", self._on_reset)
         loop.on_collision = self._on_collision
         loop.on_isolation = self._on_isolation
@@ -88,6 +89,8 @@ class CollisionInterface:
 
     def _send_estimates(self, stamp, q, r, torque: bool, wrench: bool) -> None:
         loop = self._loop
+        if not self._alive:
+            return
         if torque:
             self._torque.header.stamp.sec, self._torque.header.stamp.nanosec = stamp
             self._torque.effort = loop.order.from_chain(r).tolist()
@@ -119,6 +122,8 @@ class CollisionInterface:
     def _locate(self, guard, event, q, r, first: int) -> None:
         """Where the contact is (the guard's ``locate_later``); published again if the located
         link changed after the event was reported (a report still queued will say it)."""
+        if not self._alive:
+            return
         joint = locate(guard.model, guard.shapes, q, r, first)
         with self._lock:
             tell = guard.place(event, joint) and not self._queued and guard is self._loop.guard
@@ -131,6 +136,8 @@ class CollisionInterface:
     def _report(self, event, q, r, isolation: bool) -> None:
         with self._lock:
             self._queued -= 1
+        if not self._alive:
+            return
         guard = self._loop.guard
         if guard is not None and guard.event is not None and guard.event.time == event.time:
             event = guard.event   # located since
@@ -171,5 +178,6 @@ class CollisionInterface:
         return response
 
     def destroy(self):
+        self._alive = False
         for publisher in (self._torque_pub, self._wrench_pub, self._event_pub):
             self._node.destroy_publisher(publisher)

@@ -75,12 +75,18 @@ class CycleThread:
         wait_set, subscription, timer = self._wait_set, self._subscription, self._timer
         take, msg_type, lock = subscription.take_message, self._msg_type, self._lock
         while True:
-            wait_set.clear_entities()
-            wait_set.add_subscription(subscription)
-            wait_set.add_guard_condition(self._wake.handle)
-            if timer is not None:
-                wait_set.add_timer(timer.handle)
-            wait_set.wait(-1)
+            try:
+                wait_set.clear_entities()
+                wait_set.add_subscription(subscription)
+                wait_set.add_guard_condition(self._wake.handle)
+                if timer is not None:
+                    wait_set.add_timer(timer.handle)
+                wait_set.wait(-1)
+            except Exception as exc:  # noqa: BLE001 - the process ends: its context went away
+                if not self._stopping and self._node.context.ok():
+                    self._node.get_logger().error(f"control cycle stopped: {exc!r} (the watchdog "
+                                                  "commands on_timeout once the state is stale)")
+                return
             start = perf_counter()
             if self._stopping:
                 return
