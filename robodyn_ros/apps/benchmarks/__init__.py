@@ -39,9 +39,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="robodyn-ros bench", description=__doc__)
     parser.add_argument("suites", nargs="*", metavar="SUITE",
                         help=f"some of {', '.join(SUITES)} (default: {' '.join(DEFAULT)}; 'latency' "
-                             "runs the controller over DDS for --duration seconds)")
+                             "runs the controller over DDS for --duration seconds, 'disturbance' "
+                             "for a quiet and a disturbed phase of --duration seconds each)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' = stdout)")
-    parser.add_argument("--duration", type=float, default=60.0, help="latency run length, s (60)")
+    parser.add_argument("--duration", type=float, default=60.0,
+                        help="latency run length, disturbance phase length, s (60)")
     args = parser.parse_args(argv)
     unknown = set(args.suites) - set(SUITES)
     if unknown:
