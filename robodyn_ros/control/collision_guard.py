@@ -77,6 +77,10 @@ class CollisionGuard:
         self.measured = torque == "measured"
         self._effort = None          # the state's measured effort (chain order), when measured
         self.unmeasured = 0          # states without a usable effort: the command stood in
+        #: None: a contact is located here, in the cycle; else ``locate_later(guard, event, q, r,
+        #: first)`` locates it elsewhere (``locate``'s arguments, copies) and calls :meth:`place`
+        #: (a node: the locator's 0.4 ms must not delay the detection cycle's command)
+        self.locate_later = None
 
     def follow(self, law) -> None:
         """Take the model from an adaptive law's current estimates (a payload it learned is no
@@ -120,10 +124,20 @@ class CollisionGuard:
         if not (new or self.detector.moved or strength >= RELOCATE * self._strength):
             return
         self._strength = strength
-        joint = locate(self.model, self.shapes, q, r, self.links.index(event.link))
-        if joint is not None and self.links[joint] != event.located:
-            self.event = self.detector.event = dataclasses.replace(event,
-                                                                   located=self.links[joint])
+        first = self.links.index(event.link)
+        if self.locate_later is not None:
+            return self.locate_later(self, event, q.copy(), r.copy(), first)
+        self.place(event, locate(self.model, self.shapes, q, r, first))
+
+    def place(self, event, joint: int | None) -> bool:
+        """The contact of ``event`` located on the body ``joint`` moves (``locate``'s answer), if
+        that event still stands: whether the standing event's ``located`` changed."""
+        now = self.event
+        if joint is None or now is None or now.time != event.time or \
+                self.links[joint] == now.located:
+            return False
+        self.event = self.detector.event = dataclasses.replace(now, located=self.links[joint])
+        return True
 
     @property
     def reacting(self) -> bool:

@@ -17,6 +17,7 @@ SUITES = {
     "stewart": "robodyn_ros.apps.benchmarks.stewart",
     "identification": "robodyn_ros.apps.benchmarks.identification",
     "latency": "robodyn_ros.apps.benchmarks.latency",
+    "disturbance": "robodyn_ros.apps.benchmarks.disturbance",
 }
 DEFAULT = ["dynamics", "control", "stewart", "identification"]
 
@@ -38,9 +39,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="robodyn-ros bench", description=__doc__)
     parser.add_argument("suites", nargs="*", metavar="SUITE",
                         help=f"some of {', '.join(SUITES)} (default: {' '.join(DEFAULT)}; 'latency' "
-                             "runs the controller over DDS for --duration seconds)")
+                             "runs the controller over DDS for --duration seconds, 'disturbance' "
+                             "for a quiet and a disturbed phase of --duration seconds each)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' = stdout)")
-    parser.add_argument("--duration", type=float, default=60.0, help="latency run length, s (60)")
+    parser.add_argument("--duration", type=float, default=60.0,
+                        help="latency run length, disturbance phase length, s (60)")
     args = parser.parse_args(argv)
     unknown = set(args.suites) - set(SUITES)
     if unknown:
@@ -50,7 +53,8 @@ def main(argv=None):
                            platform.machine(), "cores": os.cpu_count()}, "suites": {}}
     for name in args.suites or DEFAULT:
         module = importlib.import_module(SUITES[name])
-        result = module.run(duration=args.duration) if name == "latency" else module.run()
+        result = (module.run(duration=args.duration) if name in ("latency", "disturbance")
+                  else module.run())
         results["suites"][name] = result
         _print(name, result)
     if args.json:
