@@ -105,6 +105,9 @@ class CollisionGuard:
             return False
         r = self.observer.advance(q, qd, applied, dt)   # the loop's float64 vectors
         self.moved = False
+        if r is None:             # a residual that would not be finite: kept out, start afresh
+            self._last_t = None
+            return False
         if self.detector is None:
             return False
         known = self.event
