@@ -27,3 +27,20 @@ def test_the_collision_demo_detects_isolates_and_the_reactions_yield(tmp_path):
         assert reactions[name]["contact_time_s"] < none["contact_time_s"]
     assert all(s["false_alarms"] == 0 for s in result["false_alarms"].values())
     assert (tmp_path / "collision.png").stat().st_size > 0
+
+
+def test_the_panda_demo_names_the_hand_as_the_last_link(tmp_path):
+    """``demo collision --arm panda``: obstacles at the hand's and the forearm's height. The hand
+    is fixed to link 7 and joint 7 does not feel a push on it: the isolation says link 5 or 6, the
+    guard names link 7, the link MuJoCo's contacts press."""
+    out = tmp_path / "panda.json"
+    status = demos.main(["collision", "--arm", "panda", "--reaction", "none", "reflex",
+                         "--json", str(out)])
+    result = json.loads(out.read_text())
+    assert status == 0, result["goals"]
+    runs = [run for by in result["by_obstacle"].values() for run in by.values()]
+    assert len(runs) == 8
+    for run in runs:
+        assert run["named"] == run["touched"] and run["touched"] in ("panda_link5", "panda_link7")
+        if run["touched"] == "panda_link7":
+            assert run["following"] in ("panda_link5", "panda_link6")
