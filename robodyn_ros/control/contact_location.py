@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .link_shapes import SPACING, Shape, closest, crosses, link_shapes
+from .link_shapes import SPACING, Shape, link_shapes, nearest, padded, through
 
 __all__ = ["Shape", "contact", "link_shapes", "locate", "wrench_estimate"]
 
@@ -22,6 +22,7 @@ RAY = 0.3         # m: how far out against the force a contact point must be cle
 SEEDS = 2         # the best samples of each shape the search over its surface starts from
 ITERATIONS = 6    # Gauss–Newton steps of that search
 STEP = 0.02       # m: its longest step (the samples' spacing or so)
+SETTLED = 1e-5    # m: its steps once it has found the point
 
 
 def wrench_estimate(model, q, r, eps: float = SINGULARITY_THRESHOLD) -> np.ndarray:
@@ -53,30 +54,64 @@ def contact(model, shapes, q, r, first: int = 0):
     from the best few of each shape over the surface itself (``_refine``): a sample a few mm off
     the line of force fits worse, by |f| times that, than a point of another link on it. None
     when no shape is there or r is zero."""
-    chosen = [s for s in shapes if s.joint >= first]
+    chosen = [k for k, s in enumerate(shapes) if s.joint >= first]
     if not chosen or not np.any(r):
         return None
     frames = model.link_frames(q)
+    placed = _Placed(shapes, frames)
     columns = _columns(model, frames)
-    points = np.concatenate([s.points @ frames[s.joint][:3, :3].T + frames[s.joint][:3, 3]
-                             for s in chosen])
-    normals = np.concatenate([s.normals @ frames[s.joint][:3, :3].T for s in chosen])
-    owner = np.repeat(np.arange(len(chosen)), [len(s.points) for s in chosen])
-    joints = np.array([s.joint for s in chosen])
-    f, misfit = _pressing(columns, points, normals, joints[owner], r)
-    # a sample is at most half the spacing from any point of its surface, where the fit can be
-    # better by |f| times that: the shapes whose best sample is further off cannot win
+    points = np.concatenate([placed.world(k, shapes[k].points) for k in chosen])
+    normals = np.concatenate([placed.world(k, shapes[k].normals, turn_only=True) for k in chosen])
+    owner = np.repeat(chosen, [len(shapes[k].points) for k in chosen])
+    f, misfit = _pressing(columns, points, normals, placed.joints[owner], r)
+    # a sample is within SPACING of any point of its surface, where the fit can be better by at
+    # most |f| SPACING per joint: a shape whose best sample is further off cannot win
     best = int(np.argmin(misfit))
     near = misfit <= misfit[best] + np.linalg.norm(f[best]) * SPACING * np.sqrt(len(r))
     start = np.concatenate([np.flatnonzero(owner == k)[np.argsort(misfit[owner == k])[:SEEDS]]
                             for k in np.unique(owner[near])])
-    points, normals = _refine(columns, frames, chosen, owner[start], points[start], normals[start],
-                              r)
-    f, misfit = _pressing(columns, points, normals, joints[owner[start]], r)
+    owner = owner[start]
+    points, normals = _refine(columns, placed, owner, points[start], normals[start], r)
+    f, misfit = _pressing(columns, points, normals, placed.joints[owner], r)
     order = np.argsort(misfit, kind="stable")
-    clear = _clear(shapes, frames, points[order], f[order], [chosen[k] for k in owner[start][order]])
+    clear = _clear(placed, points[order], f[order], owner[order])
     best = order[int(np.argmax(clear))]   # the best fit all the same if every point is hidden
-    return chosen[owner[start][best]], points[best], f[best]
+    return shapes[owner[best]], points[best], f[best]
+
+
+class _Placed:
+    """The shapes at the arm's pose: each one's rotation and origin in the base frame, its joint,
+    kind and ``padded`` size, as arrays a batch of points (one shape each) indexes."""
+
+    def __init__(self, shapes, frames):
+        poses = np.array([frames[s.joint] @ s.pose for s in shapes])
+        self.R, self.t = poses[:, :3, :3], poses[:, :3, 3]
+        self.joints = np.array([s.joint for s in shapes])
+        self.kinds = np.array([s.kind for s in shapes])
+        self.sizes = np.array([padded(s.size) for s in shapes])
+        self._frames = frames
+        self._shapes = shapes
+
+    def world(self, k, points, turn_only=False):
+        """Shape k's points (its joint's frame) in the base frame; directions ``turn_only``."""
+        frame = self._frames[self._shapes[k].joint]
+        return points @ frame[:3, :3].T + (0.0 if turn_only else frame[:3, 3])
+
+    def local(self, owner, points):
+        """Points (base frame) in the frames of their shapes ``owner``."""
+        return np.einsum("kji,kj->ki", self.R[owner], points - self.t[owner])
+
+    def nearest(self, owner, points):
+        """``link_shapes.nearest`` for points each on its own shape: base frame in and out."""
+        out, normals = np.empty_like(points), np.empty_like(points)
+        local = self.local(owner, points)
+        for kind in np.unique(self.kinds[owner]):
+            rows = self.kinds[owner] == kind
+            p, n = nearest(kind, local[rows], self.sizes[owner[rows]])
+            R = self.R[owner[rows]]
+            out[rows] = np.einsum("kij,kj->ki", R, p) + self.t[owner[rows]]
+            normals[rows] = np.einsum("kij,kj->ki", R, n)
+        return out, normals
 
 
 def _columns(model, frames):
@@ -125,13 +160,13 @@ def _cross(a, b):
                      a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
 
 
-def _refine(columns, frames, chosen, owner, points, normals, r):
+def _refine(columns, placed, owner, points, normals, r):
     """Gauss–Newton on each point's shape: the point moved in its tangent plane (at most STEP a
     time) and back onto the surface, the force fitted anew each time (variable projection), to
     the least |J_k(p)ᵀ f − r|. A torque (z_j × (p − o_j))·f = (p − o_j)·(f × z_j) moves with p
     by f × z_j (a revolute joint; a prismatic one's not at all)."""
     z, _, revolute = columns
-    joints = np.array([chosen[k].joint for k in owner])
+    joints = placed.joints[owner]
     mask = (np.arange(len(z))[None, :] <= joints[:, None]) & revolute[None, :]
     for _ in range(ITERATIONS):
         A = _jacobians(columns, points, joints)
@@ -146,24 +181,27 @@ def _refine(columns, frames, chosen, owner, points, normals, r):
         step = -np.linalg.solve(damped, np.einsum("pja,pj->pa", J, e)[..., None])[..., 0]
         move = np.einsum("pia,pa->pi", T, step[:, :2])
         size = np.linalg.norm(move, axis=1)
-        moved = points + move * np.minimum(1.0, STEP / np.maximum(size, 1e-12))[:, None]
-        for k in np.unique(owner):
-            shape, here = chosen[k], owner == k
-            R, t = frames[shape.joint][:3, :3], frames[shape.joint][:3, 3]
-            p, n = closest(shape, (moved[here] - t) @ R)
-            points[here], normals[here] = p @ R.T + t, n @ R.T
+        if size.max() < SETTLED:
+            break
+        points, normals = placed.nearest(
+            owner, points + move * np.minimum(1.0, STEP / np.maximum(size, 1e-12))[:, None])
     return points, normals
 
 
-def _clear(shapes, frames, points, forces, owners):
+def _clear(placed, points, forces, owner):
     """Whether the segment from each point out against its force, RAY long, stays out of every
     shape of the arm but the point's own (which a ray leaving a convex surface outward does not
     enter); a point inside another shape is hidden."""
     size = np.linalg.norm(forces, axis=1)
     away = -forces / np.where(size > 0.0, size, 1.0)[:, None]
     blocked = size == 0.0
-    for shape in shapes:
-        R, t = frames[shape.joint][:3, :3], frames[shape.joint][:3, 3]
-        hit = crosses(shape, (points - t) @ R, (points + RAY * away - t) @ R)
-        blocked |= hit & np.array([o is not shape for o in owners])
+    # every (point, shape) pair but a point's own shape, by kind
+    k, shape = np.divmod(np.arange(len(points) * len(placed.kinds)), len(placed.kinds))
+    k, shape = k[shape != owner[k]], shape[shape != owner[k]]
+    o = placed.local(shape, points[k])
+    d = np.einsum("kji,kj->ki", placed.R[shape], RAY * away[k])
+    for kind in np.unique(placed.kinds[shape]):
+        rows = placed.kinds[shape] == kind
+        hit = through(kind, o[rows], d[rows], placed.sizes[shape[rows]])
+        blocked[k[rows][hit]] = True
     return ~blocked

@@ -18,7 +18,8 @@ import numpy as np
 from ..dynamics.link import ModelError
 from ..dynamics.transforms import homogeneous, rpy_to_matrix
 
-__all__ = ["KINDS", "SPACING", "Shape", "inside", "link_shapes"]
+__all__ = ["KINDS", "SPACING", "Shape", "closest", "crosses", "inside", "link_shapes", "nearest",
+           "padded", "through"]
 
 KINDS = ("sphere", "cylinder", "capsule", "box")
 SPACING = 0.02   # m between the surface points of a shape (the search starts there)
@@ -189,72 +190,82 @@ def closest(shape: Shape, points):
     """(the surface points nearest to ``points`` (k, 3), their outward normals), all in the
     shape's joint frame."""
     R, t = shape.pose[:3, :3], shape.pose[:3, 3]
-    x = (np.asarray(points) - t) @ R
-    size = np.asarray(shape.size)
-    if shape.kind == "sphere" or shape.kind == "capsule":
-        axis = np.zeros_like(x)
-        if shape.kind == "capsule":
-            axis[:, 2] = np.clip(x[:, 2], -size[1], size[1])
-        n = _unit(x - axis, np.eye(3)[0])
-        p = axis + size[0] * n
-    elif shape.kind == "box":
-        p = np.clip(x, -size, size)
-        held = np.all(np.abs(x) <= size, axis=1)
-        # inside: out through the nearest face; outside: the face it is furthest out of
-        face = np.argmin(size - np.abs(x), axis=1)
-        rows = np.arange(len(x))
-        side = np.where(x[rows, face] < 0.0, -1.0, 1.0)
-        p[held, face[held]] = side[held] * size[face[held]]
-        n = np.zeros_like(x)
-        n[rows, face] = side
-    else:   # cylinder: the nearer of the side and the cap, each clamped to the surface
-        radius, half = size
-        rho = np.hypot(x[:, 0], x[:, 1])
-        radial = _unit(np.column_stack([x[:, :2], np.zeros(len(x))]), np.eye(3)[0])
-        side = radial * radius + np.clip(x[:, 2], -half, half)[:, None] * np.eye(3)[2]
-        s = np.where(x[:, 2] < 0.0, -1.0, 1.0)
-        cap = radial * np.minimum(rho, radius)[:, None] + (s * half)[:, None] * np.eye(3)[2]
-        on_cap = np.linalg.norm(cap - x, axis=1) < np.linalg.norm(side - x, axis=1)
-        p = np.where(on_cap[:, None], cap, side)
-        n = np.where(on_cap[:, None], s[:, None] * np.eye(3)[2], radial)
+    p, n = nearest(shape.kind, (np.asarray(points) - t) @ R, padded(shape.size))
     return p @ R.T + t, n @ R.T
-
-
-def _unit(v, fallback):
-    """``v``'s rows made unit length (``fallback`` where a row is zero)."""
-    size = np.linalg.norm(v, axis=1)
-    return np.where(size[:, None] > 0.0, v / np.where(size > 0.0, size, 1.0)[:, None], fallback)
 
 
 def crosses(shape: Shape, starts, ends, margin: float = 1e-6) -> np.ndarray:
     """Whether each segment from ``starts`` to ``ends`` (k, 3, in the shape's joint frame) passes
-    through the shape deeper than ``margin`` (m): where x(s) = start + s (end − start), s in
-    [0, 1], is inside — an interval for a convex solid, from its quadrics and slabs."""
+    through the shape deeper than ``margin`` (m)."""
     R, t = shape.pose[:3, :3], shape.pose[:3, 3]
     o = (np.asarray(starts) - t) @ R
-    d = (np.asarray(ends) - t) @ R - o
-    size = np.asarray(shape.size) - margin
+    return through(shape.kind, o, (np.asarray(ends) - t) @ R - o, padded(shape.size), margin)
+
+
+def padded(size) -> np.ndarray:
+    """A shape's size as three numbers (a sphere's radius thrice, a cylinder's or capsule's
+    radius, half length and 0), as ``nearest`` and ``through`` take them, one row per point."""
+    return np.resize(np.asarray(size, dtype=float), 3) if len(size) != 2 else np.array([*size, 0.0])
+
+
+def nearest(kind: str, x, size):
+    """(the surface points nearest to ``x`` (k, 3), their outward normals) on the shapes of
+    ``kind`` and ``size`` (``padded``: one row, or one per point), all in the shapes' own frames
+    (a cylinder's or capsule's axis z)."""
+    size = np.broadcast_to(size, x.shape)
+    if kind == "sphere" or kind == "capsule":
+        axis = np.zeros_like(x)
+        if kind == "capsule":
+            axis[:, 2] = np.clip(x[:, 2], -size[:, 1], size[:, 1])
+        n = _unit(x - axis, np.eye(3)[0])
+        return axis + size[:, :1] * n, n
+    rows = np.arange(len(x))
+    if kind == "box":
+        p = np.clip(x, -size, size)
+        held = np.all(np.abs(x) <= size, axis=1)
+        # inside: out through the nearest face; outside: the face it is furthest out of
+        face = np.argmin(size - np.abs(x), axis=1)
+        side = np.where(x[rows, face] < 0.0, -1.0, 1.0)
+        p[held, face[held]] = side[held] * size[held, face[held]]
+        n = np.zeros_like(x)
+        n[rows, face] = side
+        return p, n
+    radius, half = size[:, 0], size[:, 1]   # cylinder: the nearer of the side and the cap
+    rho = np.hypot(x[:, 0], x[:, 1])
+    radial = _unit(np.column_stack([x[:, :2], np.zeros(len(x))]), np.eye(3)[0])
+    axial = np.eye(3)[2]
+    side = radial * radius[:, None] + np.clip(x[:, 2], -half, half)[:, None] * axial
+    s = np.where(x[:, 2] < 0.0, -1.0, 1.0)
+    cap = radial * np.minimum(rho, radius)[:, None] + (s * half)[:, None] * axial
+    on_cap = np.linalg.norm(cap - x, axis=1) < np.linalg.norm(side - x, axis=1)
+    return (np.where(on_cap[:, None], cap, side),
+            np.where(on_cap[:, None], s[:, None] * axial, radial))
+
+
+def through(kind: str, o, d, size, margin: float = 1e-6) -> np.ndarray:
+    """Whether each segment o + s d, s in [0, 1] (k, 3, the shapes' own frames), passes through
+    the shape of ``kind`` and ``size`` (``padded``, a row or one per segment) deeper than
+    ``margin``: an interval of s for a convex solid, from its quadrics and slabs."""
+    size = np.broadcast_to(size, o.shape) - margin
     lo, hi = np.zeros(len(o)), np.ones(len(o))
-    if shape.kind == "box":
+    if kind == "box":
         return _slab(o, d, -size, size, lo, hi)
-    if shape.kind == "sphere":
-        return _ball(o, d, size[0], lo, hi, range(3))
-    radius, half = size
-    through = _slab(o[:, 2:], d[:, 2:], [-half], [half], *_ball(o, d, radius, lo, hi, range(2),
-                                                                  interval=True))
-    if shape.kind == "capsule":
-        for end in (-half, half):
-            through |= _ball(o - [0.0, 0.0, end], d, radius, lo, hi, range(3))
-    return through
+    if kind == "sphere":
+        return _ball(o, d, size[:, 0], lo, hi, 3)
+    radius, half = size[:, 0], size[:, 1:2]
+    crossing = _slab(o[:, 2:], d[:, 2:], -half, half, *_ball(o, d, radius, lo, hi, 2, interval=True))
+    if kind == "capsule":
+        for end in (-1.0, 1.0):
+            crossing |= _ball(o - end * size[:, 1:2] * np.eye(3)[2], d, radius, lo, hi, 3)
+    return crossing
 
 
 def _ball(o, d, radius, lo, hi, axes, interval=False):
-    """Where |x(s)| < radius over ``axes`` (all three: a ball; two: a cylinder without ends),
-    within [lo, hi]: the interval (``interval``) or whether it is not empty."""
-    axes = list(axes)
-    a = np.einsum("ki,ki->k", d[:, axes], d[:, axes])
-    b = np.einsum("ki,ki->k", o[:, axes], d[:, axes])
-    c = np.einsum("ki,ki->k", o[:, axes], o[:, axes]) - radius ** 2
+    """Where |x(s)| < radius over the first ``axes`` of x (three: a ball; two: a cylinder without
+    ends), within [lo, hi]: the interval (``interval``) or whether it is not empty."""
+    a = np.einsum("ki,ki->k", d[:, :axes], d[:, :axes])
+    b = np.einsum("ki,ki->k", o[:, :axes], d[:, :axes])
+    c = np.einsum("ki,ki->k", o[:, :axes], o[:, :axes]) - radius ** 2
     root = np.sqrt(np.maximum(b * b - a * c, 0.0))
     moving = a > 0.0
     safe = np.where(moving, a, 1.0)
@@ -267,12 +278,18 @@ def _ball(o, d, radius, lo, hi, axes, interval=False):
 
 
 def _slab(o, d, low, high, lo, hi):
-    """Whether x(s) lies within [low, high] on every axis of ``o`` for some s in [lo, hi]."""
+    """Whether x(s) lies within [low, high] (rows) on every axis of ``o`` for some s in [lo, hi]."""
     for i in range(o.shape[1]):
         moving = d[:, i] != 0.0
         safe = np.where(moving, d[:, i], 1.0)
-        t1, t2 = (low[i] - o[:, i]) / safe, (high[i] - o[:, i]) / safe
-        held = (o[:, i] > low[i]) & (o[:, i] < high[i])
+        t1, t2 = (low[:, i] - o[:, i]) / safe, (high[:, i] - o[:, i]) / safe
+        held = (o[:, i] > low[:, i]) & (o[:, i] < high[:, i])
         lo = np.maximum(lo, np.where(moving, np.minimum(t1, t2), np.where(held, -np.inf, np.inf)))
         hi = np.minimum(hi, np.where(moving, np.maximum(t1, t2), np.where(held, np.inf, -np.inf)))
     return lo < hi
+
+
+def _unit(v, fallback):
+    """``v``'s rows made unit length (``fallback`` where a row is zero)."""
+    size = np.linalg.norm(v, axis=1)
+    return np.where(size[:, None] > 0.0, v / np.where(size > 0.0, size, 1.0)[:, None], fallback)
