@@ -21,7 +21,7 @@ RATE = 1000.0   # N m/s: Franka's kMaxTorqueRate
 LAWS = {"computed_torque": {"kp": 100.0, "kd": 20.0, "ki": 50.0},
         "pd_gravity": {"kp": 200.0, "kd": 20.0, "ki": 20.0},
         "adaptive_computed_torque": {}, "operational_space": {}, "cartesian_impedance": {}}
-POSE = np.array([0.3, -0.8, 0.6, 0.2, 0.5, 0.1])   # the PUMA's shoulder holds some 40 N m there
+POSE = np.array([0.3, -0.8, 0.6, 0.2, 0.5, 0.1])   # the PUMA's shoulder holds 28.7 N m there
 
 
 @pytest.fixture(scope="module")

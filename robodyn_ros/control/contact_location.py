@@ -22,7 +22,7 @@ RAY = 0.3         # m: how far out against the force a contact point must be cle
 SEEDS = 2         # the best samples of each shape the search over its surface starts from
 ITERATIONS = 6    # Gauss–Newton steps of that search
 STEP = 0.02       # m: its longest step (the samples' spacing or so)
-SETTLED = 1e-5    # m: its steps once it has found the point
+SETTLED = 1e-4    # m: its steps once it has found the point
 
 
 def wrench_estimate(model, q, r, eps: float = SINGULARITY_THRESHOLD) -> np.ndarray:
