@@ -494,9 +494,6 @@ def native_observer(observer: MomentumObserver) -> NativeLaw:
     law writes it. A later ``follow`` makes the handle STALE: build another."""
     if not observer._started:
         raise ValueError("native_observer: reset(q, qd) the observer first (p(0) is not known)")
-    if observer.friction_model is not None:
-        raise ValueError("native_observer: an identified friction file (friction=FrictionModel) "
-                         "has no native step; the model's own friction has")
     law = observer._law
     estimate = np.zeros(0) if law is None else law._estimate[:law._adapted]
     table = [_c(observer._rows, np.intp), _c(observer._cols, np.intp),

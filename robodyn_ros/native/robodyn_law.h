@@ -92,7 +92,7 @@ struct robodyn_law {
         robodyn_observer_fn observer;
     } step;                    /* the cfunc */
     robodyn_reset_fn reset;    /* the observer's reset; NULL for a law (build a new handle) */
-    const double *model;       /* the model's packed parameters ((dof + 1) x 27, row-major) as
+    const double *model;       /* the model's packed parameters ((dof + 1) x 29, row-major) as
                                   built (an observer following an adaptive law works on a copy of
                                   its own, which takes the estimates) */
     int64_t model_size;        /* doubles */
