@@ -25,7 +25,7 @@ def test_the_top_level_lists_the_users_commands_and_keeps_maintainers_tools_unde
     assert status == 0 and "perf-page" in out and "param-tables" in out
 
 
-@pytest.mark.parametrize("name", list(demos.DEMOS))
+@pytest.mark.parametrize("name", list(demos.COMMANDS))
 def test_each_demo_has_its_own_help(name, capsys):
     status, out, err = run(["demo", name, "-h"], capsys)
     assert status == 0 and f"usage: robodyn-ros demo {name}" in out and err == ""

@@ -19,6 +19,10 @@ SUITES = {
     "latency": "robodyn_ros.apps.benchmarks.latency",
 }
 DEFAULT = ["dynamics", "control", "stewart", "identification"]
+DESCRIPTION = """\
+Every benchmark of the package, printed and optionally as JSON: each figure of ours beside its
+peer's taken in the same process (Pinocchio for the serial arm) and its target
+(doc/performance.md)."""
 
 
 def _print(name, result):
@@ -35,12 +39,13 @@ def _print(name, result):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="robodyn-ros bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="robodyn-ros bench", description=DESCRIPTION)
     parser.add_argument("suites", nargs="*", metavar="SUITE",
                         help=f"some of {', '.join(SUITES)} (default: {' '.join(DEFAULT)}; 'latency' "
                              "runs the controller over DDS for --duration seconds)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' = stdout)")
-    parser.add_argument("--duration", type=float, default=60.0, help="latency run length, s (60)")
+    parser.add_argument("--duration", type=float, default=60.0, metavar="S",
+                        help="latency run length, s (60)")
     args = parser.parse_args(argv)
     unknown = set(args.suites) - set(SUITES)
     if unknown:
