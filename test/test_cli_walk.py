@@ -15,7 +15,7 @@ import pytest
 from cli_parsers import PROG, Parsed, every_command, reach
 
 HERE = Path(__file__).resolve().parent
-COMMANDS = every_command()
+COMMANDS = [((), None), *every_command()]   # () : robodyn-ros itself
 WRONG = "--no-such-option"
 TIMEOUT = 300   # s: importing a demo's modules took 8 s on the loaded 2-core machine
 
@@ -41,7 +41,8 @@ def no_arguments(words):
     return isinstance(reached, Parsed)
 
 
-@pytest.mark.parametrize("words", [words for words, _ in COMMANDS], ids=" ".join)
+@pytest.mark.parametrize("words", [words for words, _ in COMMANDS],
+                         ids=lambda words: " ".join(words) or "robodyn-ros")
 def test_help_no_arguments_and_a_wrong_one_end_without_a_traceback(words, capsys):
     try:
         starts_work = no_arguments(list(words))

@@ -21,6 +21,7 @@ from ..dynamics.description import DescriptionError, read_description
 from ..dynamics.link import ModelError
 from ..sim.bodies import parse_urdf
 from ..sim.check_urdf import check, tolerated_by_our_model
+from .commands import check_outputs, refuse
 
 
 def _values(text):
@@ -88,19 +89,18 @@ def main(argv=None) -> int:
                         "controller's tip_link (needed when the tree has several leaves: a "
                         "gripper's fingers)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--srdf": args.srdf})
     poses = [np.array([x for word in pose for x in word]) for pose in args.pose]
     try:
         source, urdf = read_description(args.urdf)
         links = {link.name for link in parse_urdf(urdf, source).links}
         found = check(urdf, source)
     except (DescriptionError, ModelError) as exc:
-        print(f"robodyn-ros check-urdf: {exc}", file=sys.stderr)
-        return 2
+        return refuse(parser.prog, exc)
     for option, link in (("--root-link", args.root_link), ("--tip-link", args.tip_link)):
         if link is not None and link not in links:
-            print(f"robodyn-ros check-urdf: {option} '{link}' is not a link of {source} "
-                  f"(its links: {', '.join(sorted(links))})", file=sys.stderr)
-            return 2
+            return refuse(parser.prog, f"{option} '{link}' is not a link of {source} (its links: "
+                          f"{', '.join(sorted(links))})")
     for link, joint, problems in found:
         print(f"{source}: link '{link}' (moved by '{joint}'): {'; '.join(problems)}: "
               "a simulator refuses it")

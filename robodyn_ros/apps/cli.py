@@ -2,7 +2,7 @@
 maintainers' tools are under ``robodyn-ros dev``."""
 import sys
 
-from .commands import RunFailed, dispatch, renamed
+from .commands import RunFailed, dispatch, refuse, renamed
 
 # command -> (module with main(argv), one-line help); a group (demo, dev) has a COMMANDS of its own
 COMMANDS = {
@@ -45,7 +45,7 @@ def main(argv=None):
         return dispatch("robodyn-ros", "Model-based robot control for ROS 2.", COMMANDS, argv,
                         _old_spelling)
     except RunFailed as exc:
-        print(f"robodyn-ros: {exc}", file=sys.stderr)
+        refuse("robodyn-ros", exc)
         return 1
     except KeyboardInterrupt:   # Ctrl-C: the user knows why
         print("robodyn-ros: interrupted", file=sys.stderr)

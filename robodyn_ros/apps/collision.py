@@ -20,6 +20,7 @@ from ..control.collision import (MARGIN, NODE, Thresholds, fit_thresholds, resid
                                  thresholds_yaml)
 from ..dynamics.model import RobotModel
 from ..identification.bag import BagError, read_joint_states
+from .commands import refuse
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,8 +91,7 @@ def main(argv=None) -> int:
                            topic=args.topic, effort_topic=args.effort_topic,
                            root_link=args.root_link, tip_link=args.tip_link)
     except (BagError, ValueError, OSError) as exc:
-        print(f"robodyn-ros collision calibrate: {exc}", file=sys.stderr)
-        return 2
+        return refuse("robodyn-ros collision calibrate", exc)
     t = result.thresholds
     peak = np.abs(result.residuals).max(axis=0)
     print(f"{len(result.recording.t)} states, {result.recording.t[-1] - result.recording.t[0]:.1f} s; "

@@ -10,12 +10,29 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
 
 class RunFailed(RuntimeError):
     """A command's run ended without its result for a reason it states (a node that died, a
     start that did not come, a node that refused a request): ``robodyn-ros`` prints the reason in
     one line, after whatever the command printed of it (the nodes' logs), and exits 1."""
+
+
+def refuse(prog: str, reason) -> int:
+    """A command's refusal, ``PROG: REASON`` on one line of stderr (a reason over several lines,
+    a YAML parser's, joined); the exit status to return, 2."""
+    print(f"{prog}: {' '.join(str(reason).split())}", file=sys.stderr)
+    return 2
+
+
+def check_outputs(parser: argparse.ArgumentParser, outputs: Mapping[str, object]) -> None:
+    """Refuse, before any work, an output file (option -> path; None: not asked for, '-': stdout)
+    whose directory does not exist: found after the work, it would lose the work."""
+    for option, path in outputs.items():
+        if path not in (None, "", "-") and not Path(path).resolve().parent.is_dir():
+            parser.error(f"{option} {path}: the directory {Path(path).resolve().parent} does not "
+                         "exist")
 
 
 def renamed(old: str, new: str) -> None:

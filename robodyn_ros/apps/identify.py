@@ -20,6 +20,7 @@ import numpy as np
 
 from ..identification.identify import CUTOFF_HZ, METHODS, IdentificationError, identify
 from ..identification.samples import MAX_GAP
+from .commands import refuse
 
 
 def parse_args(argv):
@@ -103,8 +104,7 @@ def main(argv=None) -> int:
                               root_link=args.root_link, tip_link=args.tip_link)
         result.friction.save(friction_file(args.output))
     except (BagError, IdentificationError, ModelError, ValueError) as exc:
-        print(f"robodyn-ros identify: {exc}", file=sys.stderr)
-        return 2
+        return refuse("robodyn-ros identify", exc)
     print_report(result)
     print(f"identified model written to {args.output} ({args.urdf} is unchanged)")
     print(friction_note(friction_file(args.output)))

@@ -218,5 +218,6 @@ def write_outputs(plot_path, json_path, results, plot, summary) -> None:
         plot(results, plot_path)
         print(f"plot: {plot_path}")
     if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps(summary, indent=2))
         print(f"results: {json_path}")

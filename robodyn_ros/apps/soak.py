@@ -41,6 +41,7 @@ from collections import Counter
 from pathlib import Path
 
 from .benchmarks.latency import COMMAND_TOPIC, JOINTS
+from .commands import check_outputs
 from ..control.goal import INVALID_GOAL, SUCCESSFUL
 from .fuzz.inputs import Q0
 from .fuzz.observer import CONTROLLER, STATE_TIMEOUT, gap_bound, start_arm
@@ -444,6 +445,11 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON (each row)")
     parser.add_argument("--logs", metavar="DIR", help="keep the nodes' logs in DIR")
     args = parser.parse_args(argv)
+    if not (args.duration > 0 and args.warmup >= 0 and args.goal_period > 0 and args.interval > 0
+            and args.rss_bound > 0 and args.state_timeout > 0):
+        parser.error("--duration, --goal-period, --interval, --rss-bound and --state-timeout "
+                     "must be > 0, --warmup >= 0")
+    check_outputs(parser, {"--json": args.json})
     write = (lambda r: Path(args.json).write_text(json.dumps(r, indent=1) + "\n")) \
         if args.json else None
     report = run(args.duration, args.warmup, args.goal_period, args.interval, args.rss_bound,

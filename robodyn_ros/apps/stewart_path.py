@@ -14,9 +14,10 @@ import dataclasses
 
 import numpy as np
 
-from ..stewart.model import LEG_MODELS, StewartPlatform
+from ..stewart.model import LEG_MODELS, PlatformFileError, StewartPlatform
 from ..stewart.trajectory import LinearParabolicPath
 from ..stewart.warmup import warm_up
+from .commands import check_outputs, refuse
 
 # Section 5: (path, sampling step d tau).
 PAPER_PATHS = {
@@ -134,12 +135,16 @@ def main(argv=None) -> int:
     parser.add_argument("--plot", metavar="FILE",
                         help="write the figure here (PNG, PDF, ...; needs matplotlib)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--csv": args.csv, "--plot": args.plot})
     if args.platform is None:
         from ..plumbing.resources import find_share_file
         args.platform = find_share_file(DEFAULT_PLATFORM)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sp = StewartPlatform.from_yaml(args.platform, leg_model=args.leg_model)
+        try:
+            sp = StewartPlatform.from_yaml(args.platform, leg_model=args.leg_model)
+        except PlatformFileError as exc:
+            return refuse(parser.prog, exc)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     warm_up(sp, notify=lambda message: print(message, file=sys.stderr))

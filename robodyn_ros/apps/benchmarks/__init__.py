@@ -9,6 +9,7 @@ import os
 import platform
 import sys
 
+from ..commands import check_outputs
 from ..processes import loopback_dds
 
 SUITES = {
@@ -50,6 +51,9 @@ def main(argv=None):
     unknown = set(args.suites) - set(SUITES)
     if unknown:
         parser.error(f"unknown suites {sorted(unknown)}; choose from {', '.join(SUITES)}")
+    if not args.duration > 0:
+        parser.error("--duration must be > 0")
+    check_outputs(parser, {"--json": args.json})
     loopback_dds()   # before anything imports rclpy
     results = {"machine": {"python": sys.version.split()[0], "cpu": platform.processor() or
                            platform.machine(), "cores": os.cpu_count()}, "suites": {}}

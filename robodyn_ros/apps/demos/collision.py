@@ -34,6 +34,7 @@ import numpy as np
 from robodyn_ros.sim.contact_trials import DT, FLOOR, GAIN, KP, KV, MARGIN, read_model, settings
 
 from .arm_loop import Q_GOAL, Q_START
+from robodyn_ros.apps.commands import check_outputs
 
 DURATION = 3.0           # s of each quintic motion
 SETTLE = 0.3             # s held after each
@@ -61,6 +62,7 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.passes < 1 or args.calibration_passes < 1:
         parser.error("--passes and --calibration-passes must be >= 1")
+    check_outputs(parser, {"--json": args.json})
     return args
 
 

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from .collision import count_false_alarms, pass_arguments
+from robodyn_ros.apps.commands import check_outputs
 
 DT = 1e-3
 RATE = 1000.0                            # N m/s: libfranka's kMaxTorqueRate
@@ -63,6 +64,7 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.passes < 0 or args.calibration_passes < 1:
         parser.error("--passes must be >= 0 and --calibration-passes >= 1")
+    check_outputs(parser, {"--json": args.json})
     return args
 
 

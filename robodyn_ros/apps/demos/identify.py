@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from .arm_loop import BOUND, CONTROLLER, KP, KV, LEAD_IN, Q_GOAL, Q_START, STARTUP_TIMEOUT, Loop, recorder
-from robodyn_ros.apps.commands import RunFailed
 from robodyn_ros.apps.processes import WATCHDOG, NodeProcesses, loopback_dds, param_list, record, run_all
+from robodyn_ros.apps.commands import RunFailed, check_outputs
 
 MASS_SCALE = (1.0, 1.25, 0.8, 1.3, 0.85, 1.2)          # links 2-6; link 1 has no nominal mass
 COM_SHIFT = ((0.0, 0.0, 0.0), (0.02, -0.01, 0.01), (-0.01, 0.02, 0.0), (0.0, 0.01, -0.02),
@@ -84,6 +84,7 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.period <= 0 or args.periods < 1 or args.starts < 1:
         parser.error("--period must be > 0, --periods and --starts >= 1")
+    check_outputs(parser, {"--json": args.json})
     return args
 
 

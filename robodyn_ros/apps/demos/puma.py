@@ -65,6 +65,8 @@ def parse_args(argv):
             parser.error(f"rate {rate:g} Hz does not divide the simulator's 1000 Hz")
     if args.payload < 0 or args.duration <= 0:
         parser.error("--payload must be >= 0 and --duration > 0")
+    if args.urdf and not os.path.isfile(args.urdf):
+        parser.error(f"--urdf {args.urdf}: no such file")
     return args
 
 

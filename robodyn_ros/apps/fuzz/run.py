@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..commands import check_outputs
 from ..processes import loopback_dds, status_kb
 from .inputs import FLOOD_PERIOD, Q0, Fuzzer
 from .observer import CONTROLLER, OBSERVER, SIMULATOR, STATE_TIMEOUT, STEWART, gap_bound, start_arm
@@ -210,6 +211,9 @@ def main(argv=None) -> int:
     parser.add_argument("--kinds", default="", metavar="TEXT",
                         help="only the kinds whose name contains TEXT (e.g. flood_)")
     args = parser.parse_args(argv)
+    if not (args.duration > 0 and args.inputs > 0 and args.rate > 0 and args.flood_period > 0):
+        parser.error("--duration, --inputs, --rate and --flood-period must be > 0")
+    check_outputs(parser, {"--json": args.json})
     result = run(args.duration, args.inputs, args.rate, seed=args.seed, logs=args.logs,
                  kinds=args.kinds, flood_period=args.flood_period)
     print(summary(result))
