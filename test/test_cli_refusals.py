@@ -98,7 +98,8 @@ def test_check_urdf_takes_a_pose_with_spaces_or_commas_and_says_how_in_its_help(
     (["bench", "--json", "/nowhere/x.json"], ["--json", "does not exist"]),
     (["demo", "puma", "--urdf", "/nowhere.urdf"], ["--urdf /nowhere.urdf"]),
     (["demo", "collision", "--json", "/nowhere/x.json"], ["--json", "does not exist"]),
-])
+], ids=lambda x: " ".join(x) if x and x[0] in ("urdf-from-dh", "check-urdf", "stewart-path", "dev",
+                                               "bench", "demo") else "")
 def test_a_wrong_file_or_value_is_refused_before_any_work(capsys, argv, words):
     status, err = run(argv, capsys)
     assert status == 2

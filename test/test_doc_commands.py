@@ -109,14 +109,18 @@ def as_argv(command):
 
 
 def parses(argv):
-    """None when ``robodyn-ros ARGV`` parses (or answers with its help), else what it said."""
+    """None when ``robodyn-ros ARGV`` parses (or answers with its help) in its current spelling,
+    else what it said."""
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
             reached = reach(argv)
         except SystemExit as exc:
-            return None if exc.code == 0 else err.getvalue().strip().splitlines()[-1]
-    return None if isinstance(reached, Parsed) or reached == 0 else f"exit {reached}"
+            reached = exc.code
+    said = err.getvalue().strip().splitlines()
+    if isinstance(reached, Parsed) or reached == 0:
+        return next((line for line in said if "the old spelling goes" in line), None)
+    return said[-1] if said else f"exit {reached}"
 
 
 @pytest.mark.parametrize("page, command", quoted(), ids=lambda x: x if isinstance(x, str) else "")
