@@ -150,7 +150,9 @@ def test_check_urdf_finds_nothing(case, tmp_path, capsys):
     assert check_urdf.check(xml) == []
     path = tmp_path / "identified.urdf"
     path.write_text(xml, encoding="utf-8")
-    assert check_urdf_command.main([str(path)]) == 0, capsys.readouterr().out
+    chain = [a for option, link in (("--root-link", root), ("--tip-link", tip)) if link
+             for a in (option, link)]   # the chain identified (several leaves: a gripper)
+    assert check_urdf_command.main([str(path), *chain]) == 0, capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- and otherwise the nominal file
