@@ -197,6 +197,13 @@ def without_identified(robot, riding, chain):
                            strip_text=True)
 
 
+def test_the_written_file_says_it_is_a_copy_and_the_nominal_file_is_unchanged(case):
+    name, nominal, root, tip, model, truth, xml = case
+    header = xml.split("\n")[1]
+    assert header.startswith("<!-- A copy of ") and "(that file is unchanged)" in header, header
+    assert read_description(nominal)[0] in header
+
+
 def test_the_rest_of_the_nominal_file_is_kept(case):
     name, nominal, root, tip, model, truth, xml = case
     from robodyn_ros.sim.bodies import parse_urdf
