@@ -6,7 +6,7 @@ from .commands import RunFailed, dispatch, refuse, renamed
 
 # command -> (module with main(argv), one-line help); a group (demo, dev) has a COMMANDS of its own
 COMMANDS = {
-    "demo": ("robodyn_ros.apps.demos", None),   # its line lists the demos: _demo_line below
+    "demo": ("robodyn_ros.apps.demos", None),   # a group: its line lists its commands
     "compile": ("robodyn_ros.apps.precompile", "compile every numba kernel now (make venv does; "
                 "after colcon build run it once)"),
     "check-urdf": ("robodyn_ros.apps.check_urdf", "what a simulator refuses in a URDF, and what "
@@ -14,6 +14,8 @@ COMMANDS = {
     "urdf-from-dh": ("robodyn_ros.apps.urdf_from_dh", "write a URDF from a DH-table YAML"),
     "excite": ("robodyn_ros.apps.excite", "an excitation trajectory for identification (Fourier "
                "series, optimised for cond(W_base)) as a goal YAML"),
+    "bag": ("robodyn_ros.apps.bag", "a rosbag2 of /joint_states from a log's columns: CSV (UR's "
+            "RTDE), NumPy .npz or text files"),
     "identify": ("robodyn_ros.apps.identify", "a model from a recorded bag: base parameters, a "
                  "consistent estimate, the identified URDF"),
     "collision": ("robodyn_ros.apps.collision", "collision thresholds from a collision-free "
@@ -41,6 +43,9 @@ def _old_spelling(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    # a line reaches a pipe or a log file when it is printed, not when a buffer fills
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(line_buffering=True)
     try:
         return dispatch("robodyn-ros", "Model-based robot control for ROS 2.", COMMANDS, argv,
                         _old_spelling)

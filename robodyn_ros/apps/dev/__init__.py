@@ -1,9 +1,12 @@
-"""Maintainers' tools: the generated sections of the doc pages, the launch files under load, and
-the nodes under hostile input and in service for an hour."""
+"""Maintainers' tools: our interfaces built, the generated sections of the doc pages, the launch
+files under load, and the nodes under hostile input and in service for an hour."""
 from ..commands import dispatch
 
 SUMMARY = "maintainers' tools"
 COMMANDS = {
+    "build-interfaces": ("robodyn_ros.apps.dev.build_interfaces", "build interfaces/control_msgs "
+                         "into the venv from the ROS 2 wheels (make does, where no ROS install "
+                         "has it)"),
     "perf-page": ("robodyn_ros.apps.dev.perf_page", "doc/performance.md's figures from a bench JSON"),
     "param-tables": ("robodyn_ros.apps.dev.param_tables", "the doc/ pages' parameter tables from "
                      "the schemas"),
