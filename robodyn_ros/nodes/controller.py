@@ -250,9 +250,7 @@ class ComputedTorqueController(ManagedNode):
 
     def _report(self):
         if self.loop is None:
-            waiting = self.configure_error or ("waiting for /robot_description"
-                                               if self.published is None else "unconfigured")
-            return WARN, waiting, {}
+            return WARN, self.unconfigured_status(), {}
         self._state.refresh()
         self._cartesian.refresh()
         self._collisions.refresh()

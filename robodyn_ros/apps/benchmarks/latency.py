@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..commands import RunFailed
 from ..processes import NodeProcesses, cpu_seconds, loopback_dds, param_list
 
 PERIOD_NS = 1_000_000  # 1 kHz
@@ -153,7 +154,7 @@ def _bytecodes() -> dict:
     done = subprocess.run([sys.executable, "-m", "robodyn_ros.apps.benchmarks.bytecodes"],
                           capture_output=True, text=True)
     if done.returncode:
-        raise RuntimeError(f"benchmarks/bytecodes.py exited {done.returncode}: "
+        raise RunFailed(f"benchmarks/bytecodes.py exited {done.returncode}: "
                            f"{done.stderr[-2000:]}")
     return json.loads(done.stdout)
 
@@ -235,7 +236,7 @@ def _drive(procs: NodeProcesses, duration, listen=True) -> dict[str, dict]:
         while publisher.get_subscription_count() < len(pids):
             procs.check()  # raises when one has ended; leaving the block prints the logs
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{', '.join(pids)} did not all subscribe to /joint_states in "
+                raise RunFailed(f"{', '.join(pids)} did not all subscribe to /joint_states in "
                                    "60 s:\n" + "\n".join(procs.log(n).read_text() for n in pids))
             executor.spin_once(timeout_sec=0.05)
         start = time.monotonic_ns()

@@ -1,34 +1,33 @@
-"""``robodyn-ros demo collision``: the PUMA 560 meets an obstacle on the 004 motion; what the
+"""The PUMA 560 meets an obstacle on the motion of Lee, Chung, Mudge & Turney (1982): what the
 momentum observer sees of it, how soon, where, and what each reaction does to the contact force.
 
-The plant is MuJoCo (``sim.contact.ContactScene``: the MuJoCo engine's exact PUMA, the URDF's link
-shapes, an obstacle added with MjSpec), whose contact list gives the true instant of first contact,
-the link touched and the normal force: nothing of ours computes them. The controller is the
-node's own control loop (``control.loop.ControlLoop``: computed torque, Kp = 100, Kv = 20, the
-observer and detector of ``control.collision_guard``), stepped in this process at 1 kHz against
-the plant with the command of state k held over the next step, as arm_simulator's lockstep runs
-the node (doc/demo.md): the experiment measures the method, test_nodes_collision.py the wiring.
+The plant is MuJoCo (the exact PUMA with the URDF's link shapes and an obstacle), whose contact
+list gives the true instant of first contact, the link touched and the normal force: nothing of
+ours computes them. The controller is the node's own control loop (computed torque, Kp = 100,
+Kv = 20, the momentum observer and its collision detector), stepped in this process at 1 kHz
+against the plant with each command held over the next step, as the simulator's step-locked mode
+runs the node (doc/demo.md): the experiment measures the method; the node's wiring has tests of
+its own.
 
-1. **False alarms.** Per scenario, thresholds are calibrated from collision-free passes of the 004
-   motion there and back (``fit_thresholds``: margin over the envelope a + b|q̇|, a floor), then
-   counted over ``--passes`` further passes, each scenario on a fresh arm:
-   ``exact`` (the model is the plant), ``tool`` (the plant carries a 2 kg tool the model lacks,
-   under ``adaptive_computed_torque`` whose estimates the observer follows; the first pass after
-   picking it up is the law's learning pass: its detections are the tool seen as an external
-   load, reported apart, and counting starts at the second pass) and ``noise`` (the measured q and
-   q̇ noisy, as arm_simulator's position_noise and velocity_noise make them).
-2. **Collisions.** A sphere where the forearm passes 2 s into the motion, rigid and soft (MuJoCo's
-   solref / solimp: centimetres of give, a body's stand-in), once per reaction, with the exact
-   model's thresholds: detection delay after first contact, the isolated link and the link the
-   guard names (where it located the contact) against the link touched, the contact force's peak
-   before detection (the impact, which no reaction changes), after detection until separation,
-   and the time in contact.
+1. False alarms. Per scenario, thresholds are calibrated from collision-free passes of the motion
+   there and back (a margin over the envelope a + b|q̇| of the observer's residual, above a
+   floor), then counted over --passes further passes, each scenario on a fresh arm: exact (the
+   model is the plant), tool (the plant carries a 2 kg tool the model lacks, under
+   adaptive_computed_torque, whose estimates the observer follows; the first pass after picking it
+   up is the law's learning pass: its detections are the tool seen as an external load, reported
+   apart, and counting starts at the second pass) and noise (the measured q and q̇ noisy, as the
+   simulator's position_noise and velocity_noise make them).
+2. Collisions. A sphere where the forearm passes 2 s into the motion, rigid and soft (centimetres
+   of give, a body's stand-in), once per reaction, with the exact model's thresholds: detection
+   delay after first contact, the isolated link and the link the guard names (where it located
+   the contact) against the link touched, the contact force's peak before detection (the impact,
+   which no reaction changes), after detection until separation, and the time in contact.
 
-``--arm panda``: the Panda sweeping across and reaching down (``sim.contact_scenes.OBSTACLES``),
-a sphere at the height of its hand, or of its forearm, where each passes a second into the motion,
-rigid and soft, once per reaction, thresholds calibrated on the same motion without it: the link
-MuJoCo's contacts press (the hand is fixed to the last link: a contact on it is one on link 7)
-against the isolated link and the one the guard names.
+--arm panda: the Panda sweeping across and reaching down, a sphere at the height of its hand, or
+of its forearm, where each passes a second into the motion, rigid and soft, once per reaction,
+thresholds calibrated on the same motion without it: the link MuJoCo's contacts press (the hand
+is fixed to the last link: a contact on it is one on link 7) against the isolated link and the
+one the guard names.
 """
 from __future__ import annotations
 
@@ -43,6 +42,7 @@ from robodyn_ros.apps.progress import progress
 from robodyn_ros.sim.contact_trials import DT, FLOOR, GAIN, KP, KV, MARGIN, read_model, settings
 
 from .arm_loop import Q_GOAL, Q_START
+from robodyn_ros.apps.commands import check_outputs
 
 DURATION = 3.0           # s of each quintic motion
 SETTLE = 0.3             # s held after each
@@ -64,15 +64,16 @@ def parse_args(argv):
     parser.add_argument("--reaction", nargs="+", choices=REACTIONS, default=list(REACTIONS),
                         help="reactions to run (default all)")
     parser.add_argument("--plot", default="out/collision.png", metavar="FILE",
-                        help="residual and contact-force plot (PNG; '' = none; --arm puma)")
-    parser.add_argument("--json", metavar="FILE", help="write the results as JSON: reactions[NAME] "
-                        "(the first obstacle's), by_obstacle, false_alarms")
+                        help="residual and contact-force plot (PNG; '' = none; the PUMA's run)")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON: reactions (the first "
+                        "obstacle's, by name), by_obstacle, false_alarms")
     parser.add_argument("--arm", choices=("puma", "panda"), default="puma",
-                        help="puma: the 004 motion, false alarms and a forearm obstacle (default); "
-                        "panda: obstacles at hand and at forearm height")
+                        help="puma: false alarms and a forearm obstacle on the PUMA's motion "
+                        "(default); panda: obstacles at the hand's and the forearm's height")
     args = parser.parse_args(argv)
     if args.passes < 1 or args.calibration_passes < 1:
         parser.error("--passes and --calibration-passes must be >= 1")
+    check_outputs(parser, {"--json": args.json})
     return args
 
 
@@ -207,8 +208,8 @@ def main(argv=None) -> int:
     xml = urdf.read_text()
     links = child_links(xml, read_model(urdf).joint_names)
     started = time.monotonic()
-    print(f"PUMA 560 on MuJoCo with contacts, computed torque Kp = {KP:g}, Kv = {KV:g}, the 004 "
-          f"motion; momentum observer K_O = {GAIN:g} 1/s, thresholds {MARGIN:g} x the envelope "
+    print(f"PUMA 560 on MuJoCo with contacts, computed torque Kp = {KP:g}, Kv = {KV:g}, the motion "
+          f"of Lee et al. 1982; momentum observer K_O = {GAIN:g} 1/s, thresholds {MARGIN:g} x the envelope "
           f"of {args.calibration_passes} collision-free pass(es), floor {FLOOR:g} N m")
     print("false alarms (collision-free passes there and back):")
     false_alarms, thresholds = {}, None
