@@ -149,7 +149,8 @@ def test_identify_command_takes_forms_per_joint_and_writes_the_friction_file(pla
     assert identify_main([str(bag), "--urdf", URDF, "-o", str(out), "--friction", "coulomb+tanh=0.05+offset",
                           "--friction", "joint_6=coulomb"]) == 0
     printed = capsys.readouterr().out
-    assert "samples: 8000 in, 8000 used" in printed and "stacked" in printed
+    assert "samples: 8000 in, 8000 used" in printed and "over all joints, in %" in printed
+    assert f"to {friction_file(out)}: read by " in printed and "effort_feedforward" in printed
     loaded = FrictionModel.load(friction_file(out), nominal.joint_names)
     # a form that names no Coulomb shape takes the rest band
     assert [form.spec() for form in loaded.forms] == (["viscous+coulomb+tanh=0.05+offset"] * 5

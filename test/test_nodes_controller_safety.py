@@ -46,11 +46,11 @@ def test_a_state_published_again_with_its_stamp_is_answered_once(rig):
 
     now = int(time.time())   # (state_timeout 10 s: these stamps are young enough)
 
-    def send(sec, copies):
+    def send(sec, copies):   # one at a time: the node keeps the newest state only
         msg.header.stamp.sec = sec and now + sec
         for _ in range(copies):
             rig.joint_states.publish(msg)
-        rig.spin_for(0.3)
+            rig.spin_for(0.3)
 
     send(1, copies=1)
     rig.spin_until(lambda: len(rig.commands) == 1, what="the first command")

@@ -1,9 +1,9 @@
-"""``robodyn-ros bag from-csv|from-npz|from-text ... -o BAG``: a joint log as most robots leave
-it -- a CSV table (UR's RTDE recorder), NumPy arrays, one text file per quantity -- written as a
-rosbag2 of sensor_msgs/JointState on /joint_states (names, position, velocity, effort), stamped
-and received at the log's own times, which ``robodyn-ros identify`` and ``collision calibrate``
-read. Columns of other joint quantities (a controller's command, RTDE's target_moment_0..5) become
-std_msgs/Float64MultiArray topics with --effort-topic. doc/identification.md.
+"""A joint log as most robots leave it -- a CSV table (UR's RTDE recorder), NumPy arrays, one text
+file per quantity -- written as a rosbag2 of sensor_msgs/JointState on /joint_states (names,
+position, velocity, effort), stamped and received at the log's own times, which robodyn-ros
+identify and robodyn-ros collision calibrate read: robodyn-ros bag from-csv LOG -o BAG. Columns of
+other joint quantities (a controller's command, RTDE's target_moment_0..5) become
+std_msgs/Float64MultiArray topics with --effort-topic (doc/identification.md).
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ SOURCES = {
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="robodyn-ros bag", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    verbs = parser.add_subparsers(dest="verb", required=True, metavar="from-csv|from-npz|from-text")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="from-csv|from-npz|from-text",
+                                  help="the log's kind; 'robodyn-ros bag from-csv -h' (and so on) for its options")
     for verb, text in SOURCES.items():
         sub = verbs.add_parser(verb, help=text, description=text)
         if verb != "from-text":
@@ -44,7 +45,8 @@ def parse_args(argv):
                               else ""))
         names.add_argument("--urdf", metavar="FILE", help="take the joints' names from this "
                            "URDF's chain, base to tip (a path or package://robodyn_ros/urdf/...)")
-        sub.add_argument("--tip-link", help="with --urdf: the last link of the chain (default: "
+        sub.add_argument("--tip-link", metavar="LINK", help="with --urdf: the last link of the "
+                         "chain (default: "
                          "the single leaf)")
         required = verb == "from-text"
         sub.add_argument("--time", required=required, metavar=what.upper(),

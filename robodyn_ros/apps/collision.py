@@ -1,11 +1,12 @@
-"""``robodyn-ros collision calibrate BAG --urdf FILE``: collision thresholds from a collision-free
-recording of normal operation (doc/collisions.md): the momentum observer's residual along the bag's
-joint states with the URDF's model, the tightest line a_i + b_i |q̇_i| above it per joint
-(``control.collision.fit_thresholds``), times a margin, written as the parameter file
-computed_torque_controller loads (``--params-file``).
+"""Collision thresholds from a recording of normal operation without collisions:
+robodyn-ros collision calibrate BAG --urdf URDF -o thresholds.yaml (doc/collisions.md).
 
-The bag is read as identification reads it (``identification.bag``: MCAP or sqlite3, the joint
-states' effort as the torque applied, or the controller's commands with ``--effort-topic``).
+The momentum observer's residual is computed along the bag's joint states with the URDF's model;
+per joint, the tightest line a + b |q̇| above it, times a margin, is the threshold; they are
+written as the parameter file computed_torque_controller loads (--params-file).
+
+The bag is read as robodyn-ros identify reads it (MCAP or sqlite3): the joint states' effort as
+the torque applied or, with --effort-topic, the controller's commands.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..control.collision import (FLOOR_FRACTION, MARGIN, NODE, Thresholds, effor
                                  fit_thresholds, residuals, thresholds_yaml)
 from ..dynamics.model import RobotModel
 from ..identification.bag import BagError, read_joint_states
+from .commands import refuse
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,26 +77,33 @@ def calibrate(bag_path, urdf, *, gain=50.0, margin=MARGIN, velocity_term=True, f
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="robodyn-ros collision", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    verbs = parser.add_subparsers(dest="verb", required=True, metavar="calibrate")
-    cal = verbs.add_parser("calibrate", help="thresholds from a collision-free bag")
-    cal.add_argument("bag", help="rosbag2 directory or file (MCAP or sqlite3)")
-    cal.add_argument("--urdf", required=True, help="the arm's URDF")
-    cal.add_argument("-o", "--output", help="the parameter file to write (default: stdout)")
-    cal.add_argument("--gain", type=float, default=50.0, help="the observer's K_O, 1/s (50)")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="calibrate",
+                                  help="the one verb: calibrate")
+    cal = verbs.add_parser("calibrate", help="thresholds from a collision-free bag",
+                           description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cal.add_argument("bag", metavar="BAG", help="rosbag2 directory or file (MCAP or sqlite3)")
+    cal.add_argument("--urdf", required=True, metavar="FILE", help="the arm's URDF")
+    cal.add_argument("-o", "--output", metavar="FILE",
+                     help="the parameter file to write (default: stdout)")
+    cal.add_argument("--gain", type=float, default=50.0,
+                     help="the momentum observer's gain, 1/s (default 50)")
     cal.add_argument("--margin", type=float, default=MARGIN,
                      help=f"factor over the recording's envelope (default {MARGIN:g})")
     cal.add_argument("--floor", type=float, nargs="+", metavar="N_M",
                      help="least static threshold, N m: one value, or one per joint (default: "
                      f"{100 * FLOOR_FRACTION:g} %% of each joint's effort limit in the URDF, what a "
                      "drive's torque is known to at rest; doc/collisions.md)")
-    cal.add_argument("--static", action="store_true", help="no velocity term: a_i only")
+    cal.add_argument("--static", action="store_true", help="no velocity term: a only")
     cal.add_argument("--no-friction", dest="friction", action="store_false",
                      help="the model's friction left out (a plant without friction)")
-    cal.add_argument("--topic", default="/joint_states")
-    cal.add_argument("--effort-topic", help="the controller's command topic, when the joint "
-                     "states carry no effort")
-    cal.add_argument("--root-link")
-    cal.add_argument("--tip-link")
+    cal.add_argument("--topic", default="/joint_states", help="the joint states' topic "
+                     "(default: %(default)s)")
+    cal.add_argument("--effort-topic", metavar="TOPIC", help="the controller's command topic, "
+                     "when the joint states carry no effort")
+    cal.add_argument("--root-link", metavar="LINK",
+                     help="first link of the chain (default: the URDF's root)")
+    cal.add_argument("--tip-link", metavar="LINK",
+                     help="last link of the chain (default: the single leaf)")
     args = parser.parse_args(argv)
     floor = None if args.floor is None else args.floor[0] if len(args.floor) == 1 else args.floor
     try:
@@ -103,8 +112,7 @@ def main(argv=None) -> int:
                            topic=args.topic, effort_topic=args.effort_topic,
                            root_link=args.root_link, tip_link=args.tip_link)
     except (BagError, ValueError, OSError) as exc:
-        print(f"robodyn-ros collision calibrate: {exc}", file=sys.stderr)
-        return 2
+        return refuse("robodyn-ros collision calibrate", exc)
     print_table(result, args)
     text = result.yaml(NODE)
     if args.output:

@@ -1,7 +1,7 @@
 """Nodes in processes of their own, started without the launch system (``python -m`` of each node
 module, so each has its own interpreter and GIL and every message crosses DDS on loopback), each
 with its output in a log file; used by ``robodyn-ros demo`` (the arm and the Stewart platform) and
-``robodyn-ros fuzz``; and what the demos share: their runs, their outputs, their error plot."""
+``robodyn-ros dev fuzz``; and what the demos share: their runs, their outputs, their error plot."""
 from __future__ import annotations
 
 import json
@@ -13,6 +13,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .commands import RunFailed
 
 
 #: lines of each node's log a failed run prints
@@ -60,7 +62,7 @@ class NodeProcesses:
 
     def check(self):
         for name, status in self.dead().items():
-            raise RuntimeError(f"{name} exited with status {status} (its log: {self.log(name)})")
+            raise RunFailed(f"{name} exited with status {status} (its log: {self.log(name)})")
 
     def report(self, why: str, died: dict) -> None:
         """Each node's exit code and the tail of its log, after a run that failed (``why``);
@@ -94,7 +96,8 @@ class NodeProcesses:
             self.exit_codes[name] = proc.returncode
             log.close()
         if kind is not None and issubclass(kind, Exception):   # not on Ctrl-C: the user knows
-            self.report(f"{kind.__name__}: {error}", died)
+            self.report(str(error) if isinstance(error, RunFailed) else f"{kind.__name__}: {error}",
+                        died)
 
 
 #: The wall-clock watchdogs of the demos' step-locked nodes (the simulator's command_timeout, the
@@ -129,12 +132,13 @@ def loopback_dds() -> str:
 
 
 def spin_until(executor, procs, done, timeout, what):
-    """Spin until ``done()``; RuntimeError when a node died, TimeoutError after ``timeout`` s."""
+    """Spin until ``done()``; RunFailed when a node died or after ``timeout`` s."""
     deadline = time.monotonic() + timeout
     while not done():
         procs.check()
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: nothing after {timeout:g} s")
+            raise RunFailed(f"{what}: nothing after {timeout:g} s (the nodes' logs above say "
+                            "what they were doing)")
         executor.spin_once(timeout_sec=0.05)
 
 
@@ -206,5 +210,6 @@ def write_outputs(plot_path, json_path, results, plot, summary) -> None:
         plot(results, plot_path)
         print(f"plot: {plot_path}")
     if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps(summary, indent=2))
         print(f"results: {json_path}")

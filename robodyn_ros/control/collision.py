@@ -214,8 +214,9 @@ class CollisionEvent:
     threshold since (``joint``, at ``isolated_time``) and its child link, on which or after which
     the contact is; ``ended``: when every residual was back within its threshold (None while the
     event lasts), from which time the isolation no longer moves; ``located``: that link or one
-    after it, nearest the line of action of the wrench estimate (None: not located; the
-    collision guard sets it, ``contact_location``)."""
+    after it, where a contact explains the residual (a shape of a link fixed to it, such as a
+    hand or a tool, counts as it; None: not located; the collision guard sets it,
+    ``contact_location``)."""
     time: float
     joint_names: tuple
     residuals: np.ndarray
@@ -225,6 +226,12 @@ class CollisionEvent:
     isolated_time: float
     ended: float | None = None
     located: str | None = None
+
+    @property
+    def named(self) -> str:
+        """The link the guard names as touched: the one it located the contact on, else the
+        isolated one (the first that can have been touched)."""
+        return self.located or self.link
 
     @property
     def crossing(self) -> tuple:

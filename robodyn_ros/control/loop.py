@@ -28,6 +28,7 @@ Arrays are in chain order inside; efforts leave in the ``joints`` (message) orde
 from __future__ import annotations
 
 import array
+import copy
 import dataclasses
 import math
 import time
@@ -108,6 +109,16 @@ class Reconfiguration:
     limit: np.ndarray | None
     guard: CollisionGuard | None | object = _KEEP
     rate: np.ndarray | None = None   # effort_rate_limit, chain order
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedTrajectory:
+    """A trajectory checked and its reference built (:meth:`ControlLoop.prepare_trajectory`),
+    from the reference whose pieces were ``base``."""
+    trajectory: JointTrajectory
+    sampler: TrajectorySampler
+    base: tuple
+    span: tuple[float, float]
 
 
 class _Window:
@@ -471,21 +482,43 @@ class ControlLoop:
                        start: float | None = None) -> Accepted | Rejection:
         """Follow ``trajectory`` from ``start`` (its header stamp; None: now), JTC's rules.
         The reference may hold at most max_trajectory_points segments (queued ones included)."""
+        result = None
+        while result is None:
+            result = self.take_trajectory(self.prepare_trajectory(trajectory, start))
+        return result
+
+    def prepare_trajectory(self, trajectory: JointTrajectory,
+                           start: float | None = None) -> PreparedTrajectory | Rejection:
+        """set_trajectory's work, which changes nothing: the checks and the reference's new
+        segments (a 10,000-point trajectory: 30-100 ms), so that a caller sharing the loop with
+        the cycle's thread takes it under the lock in microseconds (:meth:`take_trajectory`)."""
         reason = self.check_trajectory(trajectory, start)
         if reason:
             return self.reject(reason)
-        now = self._clock()
+        now, sampler = self._clock(), copy.copy(self._sampler)   # _set_pieces replaces, never edits
         try:
-            self._sampler.set_trajectory(trajectory.reordered(self.model.joint_names), now,
-                                         start or None)
+            sampler.set_trajectory(trajectory.reordered(self.model.joint_names), now, start or None)
         except TrajectoryError as exc:
             return self.reject(f"trajectory: {exc}")
         begin = start or now
-        self.trajectory_span = (begin, begin + float(trajectory.times[-1]))
+        return PreparedTrajectory(trajectory, sampler, self._sampler.pieces,
+                                  (begin, begin + float(trajectory.times[-1])))
+
+    def take_trajectory(self, prepared: PreparedTrajectory | Rejection
+                        ) -> Accepted | Rejection | None:
+        """Follow a trajectory :meth:`prepare_trajectory` made ready (its Rejection is returned as
+        is); None, nothing changed, if the reference moved meanwhile (a hold): prepare it again."""
+        if isinstance(prepared, Rejection):
+            return prepared
+        if self.collided:
+            return self.reject(self._collided_reason())
+        if self._sampler.pieces is not prepared.base:
+            return None
+        self._sampler, self.trajectory_span = prepared.sampler, prepared.span
         self._setpoint = None
         self._joint_reference_takes_over()
-        return Accepted(f"trajectory of {trajectory.times.size} point(s) accepted, reference "
-                        f"ends at t = {self._sampler.end_time:.3f} s")
+        return Accepted(f"trajectory of {prepared.trajectory.times.size} point(s) accepted, "
+                        f"reference ends at t = {self._sampler.end_time:.3f} s")
 
     def set_reference(self, positions, velocities=(), accelerations=()) -> Accepted | Rejection:
         """One reference point in `joints` order, used as is until replaced (empty velocities

@@ -1,30 +1,5 @@
-"""``robodyn-ros demo cartesian [--path circle|square] [--arm NAME ...] [--law NAME ...] [--json FILE]``: a
-Cartesian path followed by a task-space law over DDS, on the PUMA 560 and on a 7-joint arm.
-
-For each arm (``puma560``: urdf/puma560.urdf; ``panda``: urdf/panda.urdf, the Franka Emika Panda)
-and each law (``operational_space`` with its defaults, K_p = 100/s², K_d = 2 √K_p;
-``cartesian_impedance`` with its defaults, K = 800 N/m and 80 N·m/rad, ζ = 1), one simulator and
-one controller run step-locked at 1 kHz, as ``robodyn-ros demo puma`` runs them (doc/demo.md): the
-simulator with the controller's exact model and no friction (``friction_scale`` 0: Coulomb friction
-flips sign inside a sample while the torque is held, which no sampled law compensates), the
-controller answering every state (``rate: 0``). The tip starts at rest in a configuration away
-from singularities and draws a circle (``--size`` the radius) or a square (``--size`` the side) in
-the base's y-z plane through its start, orientation held, over ``--duration`` s: the circle's
-angle and each side of the square follow a quintic rest-to-rest profile. The path is sent once, as
-a MultiDOFJointTrajectory on ``~/cartesian_trajectory``: a point every 1 ms, where the controller
-samples it, with the path's twist and acceleration. This process records /joint_states and
-compares the forward kinematics of each state with the path at its stamp: the table gives the
-largest position error (m) and orientation error (rad, the angle of R_d Rᵀ).
-
-The goal (issue 21): with an exact model, ``operational_space`` tracks the circle within 1e-4 m and
-1e-3 rad at 1 kHz. The exit status is 0 when every ``operational_space`` run stayed within both.
-An impedance tracks with an error of K⁻¹ times the force the motion needs: it is no tracking law,
-its figures are there for comparison. Its statics are what it is for: after the path, this process
-pushes the simulated tip (PUSH on the simulator's ``~/external_wrench``, which the controller knows
-nothing of) and waits until the tip settles (it moved less than SETTLE_TOLERANCE of K⁻¹ w in the
-last SETTLE_WINDOW s); the table and the JSON's ``push`` give the steady displacement from the path's
-end against K⁻¹ w, and their ratio (1 for the law's Jᵀ K e at rest: K e + w = 0).
-"""
+"""``robodyn-ros demo cartesian``: a Cartesian path followed by a task-space law over DDS, on the
+PUMA 560 and on a 7-joint arm (the help text below; doc/demo.md)."""
 from __future__ import annotations
 
 import argparse
@@ -58,9 +33,37 @@ SETTLE_WINDOW = 0.1       # s (simulated): the tip has settled when it moved les
 SETTLE_TOLERANCE = 1e-4   # this fraction of K⁻¹ w over the last window
 PUSH_TIMEOUT = 10.0       # s (simulated) to settle, at most
 
+DESCRIPTION = f"""\
+A Cartesian path followed by a task-space law over DDS, on the PUMA 560 and on a 7-joint arm.
+
+For each arm (puma560: urdf/puma560.urdf; panda: urdf/panda.urdf, the Franka Emika Panda) and each
+law (operational_space with its defaults, K_p = 100/s², K_d = 2 √K_p; cartesian_impedance with its
+defaults, K = 800 N/m and 80 N·m/rad, ζ = 1), one simulator and one controller run step-locked at
+1 kHz, as robodyn-ros demo puma runs them (doc/demo.md): the simulator with the controller's exact
+model and no friction (Coulomb friction flips sign inside a sample while the torque is held, which
+no sampled law compensates), the controller answering every state. The tip starts at rest in a
+configuration away from singularities and draws a circle (--size the radius) or a square (--size
+the side) in the base's y-z plane through its start, orientation held, over --duration s: the
+circle's angle and each side of the square follow a quintic rest-to-rest profile. The path is sent
+once, as a MultiDOFJointTrajectory on the controller's cartesian_trajectory topic: a point every
+1 ms, with the path's twist and acceleration. This process records /joint_states and compares the
+forward kinematics of each state with the path at its stamp: the table gives the largest position
+error (m) and orientation error (rad, the angle of R_d Rᵀ).
+
+The goal: with an exact model, operational_space tracks the circle within {POSITION_BOUND:g} m and
+{ORIENTATION_BOUND:g} rad at 1 kHz. The exit status is 0 when every operational_space run stayed
+within both. An impedance tracks with an error of K⁻¹ times the force the motion needs: it is no
+tracking law, its figures are there for comparison. Its statics are what it is for: after the
+path, this process pushes the simulated tip with {PUSH[0]:g} N along the base's x axis (through
+the simulator's external wrench, which the controller knows nothing of) and waits until the tip
+settles (it moved less than {SETTLE_TOLERANCE:g} of K⁻¹ w in the last {SETTLE_WINDOW:g} s); the
+table and the JSON's push give the steady displacement from the path's end against K⁻¹ w, and
+their ratio (1 for the law's Jᵀ K e at rest: K e + w = 0).
+"""
+
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="robodyn-ros demo cartesian", description=__doc__,
+    parser = argparse.ArgumentParser(prog="robodyn-ros demo cartesian", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--path", choices=("circle", "square"), default="circle",
                         help="the path (default: %(default)s)")
@@ -72,8 +75,8 @@ def parse_args(argv):
                         help="the circle's radius or the square's side (default: %(default)g m)")
     parser.add_argument("--duration", type=float, default=4.0, metavar="S",
                         help="time to go round once (default: %(default)g s)")
-    parser.add_argument("--json", metavar="FILE", help="write the results as JSON: runs[k] with "
-                        "max_position_error_m and max_orientation_error_rad, and push for "
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON: under runs, each "
+                        "run's max_position_error_m and max_orientation_error_rad, and push for "
                         "cartesian_impedance")
     parser.add_argument("--plot", metavar="FILE", help="draw the path each run drew against the "
                         "one commanded, and the position error over time (PNG, PDF, ...)")

@@ -1,26 +1,5 @@
-"""``robodyn-ros demo drive``: the Panda behind a drive like a Franka's (it adds gravity and
-friction from its own model, and flags a torque that changes faster than 1000 N·m/s), on MuJoCo at
-1 kHz: what ``drive_compensates`` and ``effort_rate_limit`` change.
-
-The plant is MuJoCo (the MuJoCo engine's exact Panda) behind ``sim.drive.TorqueDrive``, whose
-gravity and friction are MuJoCo's own bias force and damping, not our model's. The controller is
-the node's own control loop (``control.loop.ControlLoop``), stepped in this process against the
-plant with the command of state k held over the next step, as the collision demo runs it (the
-experiment measures the method; test_drive_loop.py and the node tests the wiring).
-
-1. **Tracking.** A rest-to-rest quintic (A to B, 2 s), then a goal (B to A, 2 s) preempted after
-   1 s by one to C (1.5 s), each followed by 0.3 s at rest; per law (``computed_torque``,
-   ``operational_space``): on a plain effort drive (the reference), behind the drive without
-   ``drive_compensates`` (gravity counted twice), with it, and with it and ``effort_rate_limit``
-   1000 (and, on our engine, behind a drive whose model is 5 % heavier than the controller's,
-   with both): the largest and RMS joint error, the ratio to the plain drive's; then a set point
-   ``STEP`` away from C, the drive's rate violations over the whole run (the errors of the step
-   are not counted) and how many commands the controller limited.
-2. **The observer** behind the drive (``computed_torque``, with the parameters): thresholds fitted
-   to ``--calibration-passes`` collision-free passes A-B-A (the collision demo's rule), then the
-   false alarms over ``--passes`` more, then a rigid sphere in the path of the hand (MuJoCo's
-   contact list gives the first contact): the delay to detection.
-"""
+"""``robodyn-ros demo drive``: the Panda behind a drive like a Franka's, on MuJoCo at 1 kHz (the help
+text below; doc/real_robot.md)."""
 from __future__ import annotations
 
 import argparse
@@ -33,6 +12,7 @@ import numpy as np
 from robodyn_ros.apps.progress import progress
 
 from .collision import count_false_alarms, pass_arguments
+from robodyn_ros.apps.commands import check_outputs
 
 DT = 1e-3
 RATE = 1000.0                            # N m/s: libfranka's kMaxTorqueRate
@@ -50,9 +30,34 @@ RATIO_BOUND = 1.1
 DRIVE_MASS_SCALE = 1.05                  # our engine's drive: a model of the arm that is not ours
 OURS = "drive 5 % heavier (ours), both"
 
+DESCRIPTION = f"""\
+The Panda behind a drive like a Franka's (it adds gravity and friction from its own model, and
+flags a torque that changes faster than {RATE:g} N·m/s), on MuJoCo at 1 kHz: what the controller's
+drive_compensates and effort_rate_limit parameters change.
+
+The plant is MuJoCo (the exact Panda) behind a simulated drive whose gravity and friction are
+MuJoCo's own bias force and damping, not our model's. The controller is the node's own control
+loop, stepped in this process against the plant with each command held over the next step, as
+the collision demo runs it (the experiment measures the method; the node's wiring has tests of its
+own).
+
+1. Tracking. A rest-to-rest quintic (A to B, 2 s), then a goal (B to A, 2 s) preempted after 1 s
+   by one to C (1.5 s), each followed by 0.3 s at rest; per law (computed_torque,
+   operational_space): on a plain effort drive (the reference), behind the drive without
+   drive_compensates (gravity counted twice), with it, and with it and effort_rate_limit {RATE:g}
+   (and, on our engine, behind a drive whose model is {DRIVE_MASS_SCALE - 1:.0%} heavier than the
+   controller's, with both): the largest and RMS joint error, the ratio to the plain drive's; then
+   a set point {STEP:g} rad away from C on every joint, the drive's rate violations over the whole
+   run (the errors of the step are not counted) and how many commands the controller limited.
+2. The observer behind the drive (computed_torque, with both parameters): thresholds fitted to
+   --calibration-passes collision-free passes A-B-A (the collision demo's rule), then the false
+   alarms over --passes more, then a rigid sphere in the path of the hand (MuJoCo's contact list
+   gives the first contact): the delay to detection.
+"""
+
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="robodyn-ros demo drive", description=__doc__,
+    parser = argparse.ArgumentParser(prog="robodyn-ros demo drive", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     pass_arguments(parser, "for false alarms")
     parser.add_argument("--law", nargs="+", choices=tuple(LAWS), default=list(LAWS),
@@ -63,6 +68,7 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.passes < 0 or args.calibration_passes < 1:
         parser.error("--passes must be >= 0 and --calibration-passes >= 1")
+    check_outputs(parser, {"--json": args.json})
     return args
 
 
@@ -102,7 +108,7 @@ class Arm:
                                                  np.array(goal)[None], zero, zero))
 
     def motion(self):
-        """The tracking motion of the module docstring; then a set point STEP away (its errors
+        """The tracking motion of DESCRIPTION; then a set point STEP away (its errors
         not counted: a step is no tracking)."""
         self.go(Q_B, 2.0)
         self.run(2.3)

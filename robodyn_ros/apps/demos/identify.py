@@ -1,22 +1,23 @@
-"""``robodyn-ros demo identify``: from a model that misses 004's bound to one that meets it, over DDS.
+"""From a model that misses the PUMA experiment's bound to one that meets it, over DDS.
 
-The simulated PUMA 560 is not the controller's model (``plant_parameters``: link masses and
-inertias off by 15-30 %, centres of mass moved, a 2 kg tool at the flange, armature and viscous
-friction off, none of the nominal Coulomb friction). One simulator and one controller run
+The simulated PUMA 560 is not the controller's model: its link masses and inertias are off by
+15-30 %, the centres of mass moved, a 2 kg tool is at the flange, armature and viscous friction are
+off and the nominal Coulomb friction is not there. One simulator and one controller run
 throughout, as on a robot; this process plays the user:
 
-1. the 004 motion with the nominal model, measured (its error table);
-2. back to the start, then an excitation trajectory (``robodyn-ros excite``: a Fourier series
-   optimised for cond(W_base) within the limits) through ``~/follow_joint_trajectory``, recorded
-   into an MCAP bag as ``ros2 bag record`` would;
-3. ``identify`` on that bag: the identified URDF, its report and a torque plot;
+1. the motion of Lee, Chung, Mudge & Turney (1982) with the nominal model, measured (its error
+   table);
+2. back to the start, then an excitation trajectory (robodyn-ros excite: a Fourier series
+   optimised for cond(W_base) within the limits) sent as a FollowJointTrajectory goal and recorded
+   into an MCAP bag as ros2 bag record would;
+3. robodyn-ros identify on that bag: the identified URDF, its report and a torque plot;
 4. the controller given the identified model as a user gives it one: the new URDF published on
-   /robot_description, then deactivate, cleanup, configure, activate (``ros2 lifecycle set``);
-5. the 004 motion again, measured. The goal: every joint back within 4.26e-4 rad at 1 kHz.
+   /robot_description, then deactivate, cleanup, configure, activate (ros2 lifecycle set);
+5. the motion again, measured. The goal: every joint back within 4.26e-4 rad at 1 kHz.
 
 Why no Coulomb friction in the plant: computed torque cannot hold a joint on a Coulomb step at
-rest — with the plant's own model (exact Coulomb compensation at the measured q̇) the loop chatters
-at ~2e-2 rad on this motion —, so the plant has none and the identification has to find that the
+rest (with the plant's own model, exact Coulomb compensation at the measured q̇, the loop chatters
+at ~2e-2 rad on this motion), so the plant has none and the identification has to find that the
 nominal model's 25 N·m on joint 1 are not there.
 """
 from __future__ import annotations
@@ -37,6 +38,7 @@ from robodyn_ros.apps.progress import progress
 from .arm_loop import BOUND, CONTROLLER, KP, KV, LEAD_IN, Q_GOAL, Q_START, STARTUP_TIMEOUT, Loop, recorder
 from robodyn_ros.apps.processes import (WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors,
                                         record, run_all)
+from robodyn_ros.apps.commands import RunFailed, check_outputs
 
 MASS_SCALE = (1.0, 1.25, 0.8, 1.3, 0.85, 1.2)          # links 2-6; link 1 has no nominal mass
 COM_SHIFT = ((0.0, 0.0, 0.0), (0.02, -0.01, 0.01), (-0.01, 0.02, 0.0), (0.0, 0.01, -0.02),
@@ -74,7 +76,7 @@ def parse_args(argv):
                         help="where the plant and identified URDFs, the bag, the report and the "
                         "plots go (default: %(default)s)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    parser.add_argument("--plot", metavar="FILE", help="the tracking error of the 004 motion "
+    parser.add_argument("--plot", metavar="FILE", help="the tracking error of the PUMA motion "
                         "before and after identification (PNG; default: tracking_error.png in "
                         "--out; '' for none)")
     parser.add_argument("--period", type=float, default=10.0, metavar="S",
@@ -88,6 +90,7 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.period <= 0 or args.periods < 1 or args.starts < 1:
         parser.error("--period must be > 0, --periods and --starts >= 1")
+    check_outputs(parser, {"--json": args.json})
     return args
 
 
@@ -159,7 +162,7 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
             user = User(loop)
             user.publish_description(Path(nominal_urdf).read_text())
             loop.wait_until_ready("nominal model")
-            print("\n1. the 004 motion, controller on the nominal model")
+            print("\n1. the PUMA motion of Lee et al. 1982, controller on the nominal model")
             out["nominal"] = loop.motion(q_start, q_goal, MOVE, "nominal model", 1000.0)
             moved(out["nominal"], "nominal model")
             moved(loop.motion(q_goal, q_start, MOVE, "back to the start", 1000.0), "back to the start")
@@ -181,7 +184,7 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
             user.reconfigure()
             # activate holds the measured position, which the nominal model let sag: the start first
             moved(loop.motion(loop.states[-1][2], q_start, MOVE, "to the start", 1000.0), "to the start")
-            print("\n5. the 004 motion, controller on the identified model")
+            print("\n5. the same motion, controller on the identified model")
             out["identified"] = loop.motion(q_start, q_goal, MOVE, "identified model", 1000.0)
             moved(out["identified"], "identified model")
             out["identification"] = {k: v for k, v in result.report().items()
@@ -236,7 +239,7 @@ class User:
             transition=Transition(id=ids[label])))
         self.loop.spin_until(future.done, STARTUP_TIMEOUT, f"{label} {CONTROLLER}")
         if not future.result().success:
-            raise RuntimeError(f"{CONTROLLER} refused to {label}: see its log "
+            raise RunFailed(f"{CONTROLLER} refused to {label}: see its log "
                                f"{self.loop.procs.log(CONTROLLER)}")
         print(f"  {label}: ok")
 
@@ -275,7 +278,7 @@ class User:
             sent = client.send_goal_async(goal)
             self.loop.spin_until(sent.done, STARTUP_TIMEOUT, "the goal's acceptance")
             if not sent.result().accepted:
-                raise RuntimeError("the controller rejected the excitation goal: see its log "
+                raise RunFailed("the controller rejected the excitation goal: see its log "
                                    f"{self.loop.procs.log(CONTROLLER)}")
             outcome = sent.result().get_result_async()
             record(self.loop.executor, self.loop.procs, lambda: self.loop.now, start,
@@ -292,13 +295,14 @@ def plot(runs, path):
     """The 004 motion's error per joint with the nominal and the identified model, the bound
     dashed (a symmetric log scale: the two differ by three decades)."""
     panels = [(f"joint_{j + 1}", "q_d - q (rad)", BOUND) for j in range(runs[0]["error"].shape[1])]
-    plot_errors(path, runs, panels, "PUMA 560 unlike its model: the 004 motion before and after "
-                "identification", "t (s) from the start of the motion", symlog=[BOUND / 100] * len(panels))
+    plot_errors(path, runs, panels, "PUMA 560 unlike its model: the motion of Lee et al. 1982 "
+                "before and after identification", "t (s) from the start of the motion",
+                symlog=[BOUND / 100] * len(panels))
 
 
 def print_tables(result):
     joints = result["nominal"]["joints"]
-    print(f"\nmax |q_d - q| per joint (rad) on the 004 motion at 1 kHz; bound {BOUND:.2e} rad")
+    print(f"\nmax |q_d - q| per joint (rad) on the motion of Lee et al. 1982 at 1 kHz; bound {BOUND:.2e} rad")
     print(f"{'joint':8s}{'nominal model':>18s}{'identified model':>20s}")
     for j in joints:
         cells = [result[k]["max_error_rad"][j] for k in ("nominal", "identified")]
