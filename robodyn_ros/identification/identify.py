@@ -96,8 +96,8 @@ class Identification:
     def processed(self, recording, name, effort_delay=0.0, edge_trim=None):
         """((t, q, q̇, q̈, τ, Coulomb columns, rest), SampleAccount) of another recording, processed
         as this identification processed its own run (its cut-off and longest gap bridged)."""
-        return _states(self.nominal, self.layout, recording, self.cutoff_hz, effort_delay,
-                       self.processing["max_gap_s"], edge_trim, name)
+        return processed_states(self.nominal, self.layout, recording, self.cutoff_hz, effort_delay,
+                                self.processing["max_gap_s"], edge_trim, name, self.processing["rest_band"])
 
     @property
     def standard_parameters(self):
@@ -177,8 +177,9 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
         window = recording if keep.all() else recording.rows(keep)
         say(f"cut-off: {len(settings.candidates())} tried on the training data"
             + ("" if keep.all() else f" (its last {WINDOW:g} s)"))
-        chosen, _ = choose_cutoff(layout, lambda fc: _states(model, layout, window, fc, effort_delay,
-                                                             settings.max_gap, edge_trim, "run", rest_band)[0],
+        chosen, _ = choose_cutoff(layout, lambda fc: processed_states(model, layout, window, fc, effort_delay,
+                                                                      settings.max_gap, edge_trim, "run",
+                                                                      rest_band)[0],
                                   settings.candidates(), split - (recording.t[keep][0] - window.t[0]), progress)
         if chosen is None:    # no candidate could be fitted: the checks below say why
             fallback, how = rule(settings.rate_hz, settings.bandwidth_hz)
@@ -189,14 +190,14 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
     cutoff_hz, max_gap = settings.cutoff_hz, settings.max_gap
     options = (cutoff_hz, effort_delay, max_gap, edge_trim)
     accounts = {}
-    states, accounts["run"] = _states(model, layout, recording, *options, "run", rest_band)
+    states, accounts["run"] = processed_states(model, layout, recording, *options, "run", rest_band)
     if holdout is None:
         later = states[0] >= split
         data = {"training": tuple(x[~later] for x in states), "held-out": tuple(x[later] for x in states)}
     else:
         data = {"training": states}
-        data["held-out"], accounts["held-out run"] = _states(model, layout, holdout, *options, "held-out run",
-                                                             rest_band)
+        data["held-out"], accounts["held-out run"] = processed_states(model, layout, holdout, *options,
+                                                                      "held-out run", rest_band)
     say(f"filtered at {cutoff_hz:g} Hz: {len(data['training'][0])} training, {len(data['held-out'][0])} "
         "held-out states", "filter")
     for name, account in accounts.items():
@@ -288,11 +289,13 @@ def _correlated(estimate, dt, cutoff_hz):
                                relative_std=estimate.relative_std * factor)
 
 
-def _states(model, layout, recording, cutoff_hz, effort_delay, max_gap, edge_trim, name, rest_band=REST_BAND):
+def processed_states(model, layout, recording, cutoff_hz, effort_delay, max_gap, edge_trim, name,
+                     rest_band=REST_BAND):
     """((t, q, qd, qdd, tau, Coulomb columns, rest) of a recording in the model's joint order,
-    filtered alike, its SampleAccount): samples.filtered_states says what is dropped, split and
-    left out, ``rest`` which joint's friction is unknown where, and how the Coulomb columns of
-    ``layout`` are filtered."""
+    filtered alike, its SampleAccount): what every fit of a run regresses (``identify``,
+    ``drive_gains``, ``validation``). samples.filtered_states says what is dropped, split and left
+    out; ``rest`` (N, n) which joint's friction is unknown where (``rest.rest_rows`` with
+    ``rest_band``), and how the Coulomb columns of ``layout`` are filtered."""
     where = f"{recording.source} ({name})"
     order = _order(model, recording, where)
     if recording.effort is None:
@@ -357,4 +360,4 @@ def _check_excitation(G, base, source):
             "trajectory (robodyn-ros excite) that moves every joint")
 
 
-__all__ = ["Fit", "Identification", "IdentificationError", "identify"]
+__all__ = ["Fit", "Identification", "IdentificationError", "identify", "processed_states"]
