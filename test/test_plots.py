@@ -1,8 +1,9 @@
 """The figures a person would rather look at than read (issue 46, item 7), one style
 (``apps/plots.py``): ``excite --plot`` (the motion and how much of each limit it uses), ``demo
 cartesian --plot`` (the path drawn against the one commanded), ``demo drive --plot`` (each drive's
-error and command rate against its limit), ``demo identify``'s tracking error before and after and
-``identify --validation-plot`` (each predictor's score and the efforts of the validation runs).
+error and command rate against its limit), ``demo identify``'s tracking error before and after,
+``identify``'s ``--plot`` (the held-out torques) and ``--validation-plot`` (each predictor's score and
+the efforts of the validation runs).
 Each is drawn here from data whose content is known, its axes read from the figure, then saved and
 opened again with matplotlib's image reader: the size asked for, and not blank. The demos' own
 runs check the file they write (test_*_demo.py)."""
@@ -136,3 +137,26 @@ def test_identify_validate_draws_each_predictors_score_and_the_efforts(tmp_path,
     plot_validation(validation, tmp_path / "validation.png")
     assert "validation plot:" in capsys.readouterr().out
     assert_png(tmp_path / "validation.png", 1100, 594)
+
+
+def test_identify_draws_the_held_out_torques_measured_and_predicted(tmp_path, capsys):
+    """``identify --plot``: per joint the held-out torque measured, the identified model's and the
+    nominal one's, in the style's order (reference black, then the colour cycle)."""
+    from types import SimpleNamespace
+
+    from robodyn_ros.apps.identify import plot_torques, torques_figure
+
+    t = np.linspace(5.0, 9.0, 400)
+    tau = np.column_stack([np.sin(t), 2.0 * np.cos(t), 0.5 * np.sin(3 * t)])
+    result = SimpleNamespace(held_out=(t, tau, 1.01 * tau), held_out_nominal=0.6 * tau,
+                             nominal=SimpleNamespace(joint_names=["j1", "j2", "j3"]))
+    fig = torques_figure(result)
+    assert [y for _, y in labels(fig)] == [f"j{k}\n(N m or N)" for k in (1, 2, 3)]
+    measured, identified, nominal = fig.axes[1].get_lines()
+    assert measured.get_color() == "k" and measured.get_xdata()[0] == 0.0
+    np.testing.assert_allclose(identified.get_ydata(), 2.02 * np.cos(t))
+    np.testing.assert_allclose(nominal.get_ydata(), 1.2 * np.cos(t))
+    assert identified.get_color() != nominal.get_color()
+    plot_torques(result, tmp_path / "torques.png")
+    assert "plot:" in capsys.readouterr().out
+    assert_png(tmp_path / "torques.png", 990, 594)

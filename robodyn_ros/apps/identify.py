@@ -220,25 +220,27 @@ def print_report(result):
 
 
 def plot_torques(result, path):
-    """Held-out torques measured and predicted by the identified and the nominal model, per joint."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """``torques_figure`` written to ``path``."""
+    from .plots import save
+
+    print(f"plot: {save(torques_figure(result), path)}")
+
+
+def torques_figure(result):
+    """Held-out torques measured and predicted by the identified and the nominal model, per joint
+    (the package's plot style, ``apps.plots``)."""
+    from .plots import REFERENCE, figure
 
     t, tau, predicted = result.held_out
     nominal = result.held_out_nominal
     joints = result.nominal.joint_names
-    fig, axes = plt.subplots(len(joints), 1, sharex=True, figsize=(9, 1.8 * len(joints)), squeeze=False)
+    fig, axes = figure(len(joints), 1, size=(9, 1.8 * len(joints)), sharex=True,
+                       title="held-out data: joint torques measured and predicted")
     for j, (ax, name) in enumerate(zip(axes[:, 0], joints)):
-        ax.plot(t - t[0], tau[:, j], "k", lw=1.2, label="measured")
-        ax.plot(t - t[0], predicted[:, j], "C1--", lw=1.0, label="identified")
-        ax.plot(t - t[0], nominal[:, j], "C0:", lw=1.0, label="nominal")
-        ax.set_ylabel(f"{name}\n(N·m or N)")
-    axes[0, 0].legend(loc="upper right", ncol=3, fontsize="small")
-    axes[0, 0].set_title("held-out data: joint torques measured and predicted")
+        ax.plot(t - t[0], tau[:, j], **REFERENCE, label="measured")
+        ax.plot(t - t[0], predicted[:, j], color="C0", ls="--", label="identified")
+        ax.plot(t - t[0], nominal[:, j], color="C1", ls=":", label="nominal")
+        ax.set_ylabel(f"{name}\n(N m or N)")
+    axes[0, 0].legend(loc="upper right", ncol=3)
     axes[-1, 0].set_xlabel("t (s)")
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"plot: {path}")
+    return fig
