@@ -156,6 +156,9 @@ def test_the_rows_at_rest_are_identifys_the_rest_band_given(plant, nominal):
     with pytest.raises(IdentificationError, match=rf"joints \['{nominal.joint_names[slowest]}'\] barely move "
                        rf"\(fewer than 100 states outside the rest band, {band:g} rad/s\)"):
         identify_drive_gains(nominal, bare, loaded, PAYLOAD[0], rest_band=band, **quiet)
+    for bad in (-0.01, float("nan")):
+        with pytest.raises(ValueError, match="rest_band must be a velocity >= 0"):
+            identify_drive_gains(nominal, bare, loaded, PAYLOAD[0], rest_band=bad, **quiet)
 
 
 def test_a_direction_no_data_shows_is_named():

@@ -41,6 +41,7 @@ from .gram import accumulate, predictions
 from .identify import IdentificationError, processed_states
 from .layout import Layout
 from .processing import choose
+from .rest import check_band
 
 REST_ACCELERATION = 0.05   # rad/s² (m/s²): a state with every joint slower than REST_BAND and
 #                            accelerating less than this is at rest (the statics)
@@ -138,6 +139,7 @@ def identify_drive_gains(model, run, payload_run, payload_mass, payload_com=None
     search here); ``rest_band``: as ``identify``'s, a joint's rows at rest left out of its fit."""
     if not (np.isfinite(payload_mass) and payload_mass > 0.0):
         raise IdentificationError(f"the payload's mass must be positive (kg), got {payload_mass}")
+    check_band(rest_band)
     layout = Layout.of(model, friction, band=REST_BAND)
     base, n, p = layout.base, model.dof, len(layout.names)
     settings = choose(run.t, run.position, run.velocity, None if cutoff_hz == "auto" else cutoff_hz, max_gap)

@@ -29,7 +29,7 @@ from ..dynamics.friction import REST_BAND
 from ..dynamics.inertial_parameters import with_parameters
 from .layout import Layout
 from .processing import choose, rule
-from .rest import rest_rows
+from .rest import check_band, rest_rows
 from .samples import filtered_states
 from .signals import absolute_response
 
@@ -146,8 +146,7 @@ def identify(model, recording, *, holdout=None, holdout_fraction=0.25, cutoff_hz
     what the filter's edge transient takes off each end of a stretch (``samples.filtered_states``)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if not (np.isfinite(rest_band) and rest_band >= 0.0):
-        raise ValueError(f"rest_band must be a velocity >= 0 (rad/s or m/s), got {rest_band}")
+    check_band(rest_band)
     if holdout is None and not 0.0 < holdout_fraction < 1.0:
         raise ValueError(f"holdout_fraction must lie in (0, 1), got {holdout_fraction}")
     started = time.monotonic()

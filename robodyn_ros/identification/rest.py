@@ -33,6 +33,12 @@ from scipy.signal import fftconvolve
 REST_SHARE = 0.01   # largest share of a filtered value that samples at rest may make
 
 
+def check_band(band):
+    """ValueError unless ``band`` is a velocity >= 0: what every fit checks before any work."""
+    if not (np.isfinite(band) and band >= 0.0):
+        raise ValueError(f"rest_band must be a velocity >= 0 (rad/s or m/s), got {band}")
+
+
 def rest_rows(band, t, velocity, grid, kernel):
     """(len(grid), n) bool: True where samples of joint j at rest (|``velocity``| < ``band``, at the
     stamps ``t``) make more than ``REST_SHARE`` of the filtered value at the uniform ``grid``'s
@@ -47,4 +53,4 @@ def rest_rows(band, t, velocity, grid, kernel):
     return share > REST_SHARE
 
 
-__all__ = ["REST_SHARE", "rest_rows"]
+__all__ = ["REST_SHARE", "check_band", "rest_rows"]
