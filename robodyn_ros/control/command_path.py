@@ -42,18 +42,18 @@ class CommandPath:
         self.short = None if law.saturating is None else law.saturating(*bound)
         self.ordinary = None if law.answering is None or not plain else law.answering(*bound)
 
-    def run(self, law, short: bool, q, qd, reference, samples, dt: float, t: float) -> str:
+    def run(self, law, short: bool, q, qd, reference, samples, dt: float) -> str:
         """``law``'s effort at ``reference`` (by its short path at ``samples`` when ``short``)
-        through the stage into the command, sent at ``t``: why it gave none, or ''."""
+        through the stage into the command: why it gave none, or ''."""
         stage = self.stage
         try:
             if short:
                 clamped = self.short(q, qd, samples, dt)
                 tau = law.torque
                 if stage.plain:
-                    stage.sent_at = t
+                    stage.pending = False   # no ramp
                 elif clamped >= 0:   # the law's torque through the whole stage
-                    clamped = stage.send(q, qd, tau, self.limit, t)
+                    clamped = stage.send(q, tau, self.limit)
             else:
                 tau = law.compute(q, qd, *reference, dt)
                 bad = self._unusable(tau)
@@ -63,7 +63,7 @@ class CommandPath:
                     tau = tau.astype(np.float64)
                 # checked for NaN and inf, what the drive adds taken off, saturated, rate-limited
                 # and put into joints order in one call
-                clamped = stage.send(q, qd, tau, self.limit, t)
+                clamped = stage.send(q, tau, self.limit)
         except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
             return f"raised {exc!r}"
         return self.judged(clamped, tau)

@@ -3,7 +3,9 @@ configuration before any of it is applied (``ControlLoop.prepare``, then ``apply
 
 A configuration holds ``control_law`` and the law's parameters (per-joint ones given in `joints`
 order, taken to the chain's), the loop's own settings (``effort_limits``, ``on_timeout``), the
-drive's (``drive_compensates``, ``effort_rate_limit``) and the collision guard's.
+drive's (``drive_compensates``, ``drive_period``, ``effort_rate_limit``: ``drive.Drive``) and the
+collision guard's. Behind a drive that compensates friction the law is built without the model's
+friction (``friction: false``), whatever its ``friction`` says: the drive adds its own.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import numpy as np
 from ..plumbing.reasons import bounded
 from .collision_guard import SETTINGS as COLLISION_SETTINGS
 from .collision_guard import CollisionGuard, guard_from_settings
-from .drive import compensation_bits
+from .drive import DRIVE_FRICTION, Drive
 from .joints import JointOrder
 from .law import ControlLaw
 from .safe_commands import ON_TIMEOUT
@@ -25,7 +27,7 @@ from .safe_commands import ON_TIMEOUT
 PER_JOINT = ("kp", "kd", "ki", "integral_limit", "lambda", "dead_zone", "posture_kp", "posture_kd",
              "torque_rate_limit")
 #: Settings of the loop itself (the rest of a configuration is the law's).
-DRIVE_SETTINGS = ("drive_compensates", "effort_rate_limit")
+DRIVE_SETTINGS = ("drive_compensates", "drive_period", "effort_rate_limit")
 LOOP_SETTINGS = ("control_law", "effort_limits", "on_timeout", *DRIVE_SETTINGS, *COLLISION_SETTINGS)
 #: the loop's settings that are no law's
 OWN = {"effort_limits", "on_timeout", *DRIVE_SETTINGS, *COLLISION_SETTINGS}
@@ -39,7 +41,7 @@ class Reconfiguration:
     law: ControlLaw | None
     limit: np.ndarray | None
     guard: CollisionGuard | None | object = KEEP
-    rate: np.ndarray | None = None   # effort_rate_limit, chain order
+    drive: Drive | None = None
 
 
 def _law_value(value):
@@ -68,11 +70,8 @@ class Settings:
                              f"got {bounded(repr(changes['on_timeout']))}")
         if "effort_limits" in changes:
             limit = self.effort_limits(changes["effort_limits"])
-        rate = self.rate_limits(changes["effort_rate_limit"]) if "effort_rate_limit" in changes \
-            else None
-        if "drive_compensates" in changes:
-            compensation_bits(changes["drive_compensates"] or [])   # ValueError naming the option
-        if changes.keys() - OWN:
+        drive = self.drive(values) if changes.keys() & set(DRIVE_SETTINGS) else None
+        if changes.keys() - OWN or "drive_compensates" in changes:   # the law's friction
             new_law = self.make_law(values)
         new_guard = KEEP
         friction = bool((new_law or law).params.get("friction", True))
@@ -83,15 +82,23 @@ class Settings:
                                  "the collision settings")
             new_guard = guard_from_settings(self.model, self.order, values, self._links, friction,
                                             self._state_timeout, self._shapes)
-        return Reconfiguration(values, new_law, limit, new_guard, rate)
+        return Reconfiguration(values, new_law, limit, new_guard, drive)
+
+    def drive(self, values) -> Drive:
+        """The drive the settings ``values`` describe; ValueError naming the parameter."""
+        return Drive.of(self.order, values.get("drive_compensates"),
+                        values.get("drive_period", Drive.period), values.get("effort_rate_limit"))
 
     def make_law(self, values) -> ControlLaw:
         name = values["control_law"]
         cls = self._law_class(name)  # UnknownLawError (a ValueError) lists the available ones
+        # a parameter nobody set is None: the law's own default then applies
+        params = {k: self._chain_order(k, _law_value(values[k]))
+                  for k in cls.parameters if values.get(k) is not None}
+        if "friction" in cls.parameters and self.drive(values).compensates & DRIVE_FRICTION:
+            params["friction"] = False   # the drive's own (module docstring)
         try:
-            # a parameter nobody set is None: the law's own default then applies
-            return cls(self.model, {k: self._chain_order(k, _law_value(values[k]))
-                                    for k in cls.parameters if values.get(k) is not None})
+            return cls(self.model, params)
         except ValueError:
             raise
         except Exception as exc:  # a plugin's own failure must not take the node down
@@ -126,19 +133,4 @@ class Settings:
             raise ValueError(f"effort_limits must be {self.model.dof} positive values in joints "
                              f"order {bounded(self.order.names)} (or empty for the URDF's), "
                              f"got {bounded(repr(list(limits)))}")
-        return self.order.to_chain(v)
-
-    def rate_limits(self, rates) -> np.ndarray:
-        """effort_rate_limit (joints order; one value: every joint; empty: none) in chain order."""
-        n = self.model.dof
-        try:
-            v = np.asarray(rates if len(rates) != 1 else list(rates) * n, dtype=float)
-        except (TypeError, ValueError):
-            v = None
-        if v is not None and v.size == 0:
-            return np.full(n, np.inf)
-        if v is None or v.shape != (n,) or np.any(np.isnan(v)) or np.any(v <= 0):
-            raise ValueError(f"effort_rate_limit must be one value or {n} positive values (N m/s "
-                             f"or N/s) in joints order {bounded(self.order.names)} (or empty for "
-                             f"none), got {bounded(repr(list(rates)))}")
         return self.order.to_chain(v)

@@ -32,7 +32,7 @@ from .configuration import KEEP, Reconfiguration, Settings
 from .cycle_steps import (ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW, TAKE_ORDINARY_STATE,
                           TIMEOUT)
 from .cycle_steps import warm_up as warm_up_cycle_steps
-from .drive import CommandStage, compensation_bits
+from .drive import CommandStage, Drive
 from .drive import warm_up as warm_up_drive
 from .joints import JointOrder
 from .law import ControlLaw, load_law, takes_target
@@ -63,7 +63,8 @@ class ControlLoop:
                  log: Callable[[str], None] = lambda line: None,
                  law_class: Callable[[str], type[ControlLaw]] = load_law,
                  max_trajectory_points: int = 10_000, position_limit_margin: float = 0.0,
-                 links=None, effort_out: np.ndarray | None = None, shapes=()):
+                 links=None, effort_out: np.ndarray | None = None, shapes=(),
+                 drive_holds: np.ndarray | None = None):
         self.model, self.order = model, order
         links = tuple(links) if links else tuple(model.joint_names)  # each joint moves
         self.guard: CollisionGuard | None = None
@@ -74,17 +75,18 @@ class ControlLoop:
         self._measurement = Measurement(model, order, self.state_timeout)
         self._ref = Reference(model, order, clock, max_trajectory_points, position_limit_margin)
         # the efforts each cycle writes: a serialized command's values copy nothing to publish;
-        # they hold the last command sent (the rate limit's previous one): none yet, 0
+        # they hold the last command sent, the one the drive holds (the rate limit's previous
+        # one): ``drive_holds`` (joints order: a controller configured again), else none yet, 0
         self._effort = np.empty(n) if effort_out is None else effort_out
-        self._effort[:] = 0.0
-        self._stage = CommandStage(model, order.index, self._effort,
-                                   compensation_bits(config.get("drive_compensates") or []))
+        self._effort[:] = 0.0 if drive_holds is None else drive_holds
+        self._stage = CommandStage(model, order.index, self._effort, Drive(), clock)
         self._path = CommandPath(model, order, self._stage, log, steady)
         self.saturations, self.rate_limits = self._path.saturations, self._path.rate_limits
         self._safe = SafeCommands(model, self._stage, lambda: self.rate_limits(""))
         self.config: dict[str, Any] = {}
         self._law = None
         self.apply(self.prepare({"effort_limits": [], "on_timeout": ON_TIMEOUT[0],
+                                 "drive_compensates": [], "drive_period": Drive.period,
                                  "effort_rate_limit": [], **config}))
         self._gravity = GravityCompensation(model, {"friction": False})
         self.rejected = CountedEvent("input rejected", log, steady)
@@ -150,8 +152,8 @@ class ControlLoop:
             self._law = change.law
         if change.limit is not None:
             self._path.limit = change.limit
-        if change.rate is not None:
-            self._stage.rate = change.rate
+        if change.drive is not None:
+            self._stage.drive = change.drive
         if change.guard is not KEEP:
             self.guard = change.guard
         if self.guard is not None and (change.law is not None or change.guard is not KEEP):
@@ -367,7 +369,7 @@ class ControlLoop:
         self.q, self.qd, self.stamp, self._latest, self.time, self._last_t = q, qd, t, t, t, t
         self.received = self._steady()
         self.reference = ref.sampled
-        self._stage.sent_at = t
+        self._stage.pending = False   # a plain stage's: no ramp
         if clamped:
             bad = self._path.judged(clamped, self._law.torque)
             if bad:
@@ -392,8 +394,7 @@ class ControlLoop:
         """The command of the cycle begun at ``start``: the law's, saturated, or the safe one; the
         observer's torque for the next cycle kept, the cycle's statistics added."""
         short = law is self._law and self._path.short is not None and reference is self._ref.sampled
-        bad = self._path.run(law, short, self.q, self.qd, reference, self._ref.samples, dt,
-                             self.time)
+        bad = self._path.run(law, short, self.q, self.qd, reference, self._ref.samples, dt)
         return self._finished(law, bad, start)
 
     def _finished(self, law, bad: str, start: float) -> Command:
@@ -403,7 +404,7 @@ class ControlLoop:
         if self.guard is not None:   # the torque the observer integrates at the next cycle:
             self._applied[self.order.index] = self._effort   # the command and what the drive adds
             if self._stage.compensates:
-                self._applied += self._stage.adds(self.q, self.qd)
+                self._applied += self._stage.adds(self.q)
         self._window.add(computed - start, time.perf_counter() - start,
                          self._clock() - self.stamp if self.stamp else math.nan)
         return result
@@ -415,7 +416,7 @@ class ControlLoop:
                          f"{self.config['on_timeout']}")
         self.rejected(reason)
         self._safe.begin(self.config["on_timeout"], self.q)
-        self._safe.send(self.q, self.qd, self._path.limit, self.time)
+        self._safe.send(self.q, self._path.limit)
         return LawFailure(self._effort, reason)
 
     # ------------------------------------------------------------------ safe commands
@@ -428,7 +429,7 @@ class ControlLoop:
         if first:
             self.stale = True
             self._safe.begin(self.config["on_timeout"], self.q)
-        self._safe.send(self.q, self.qd, self._path.limit, self._clock())
+        self._safe.send(self.q, self._path.limit)
         return Stale(self._effort.copy(), first, f"no valid joint state for {self.state_timeout} s: "
                      f"publishing {self.config['on_timeout']}")
 
@@ -439,12 +440,45 @@ class ControlLoop:
             return None
         return self.received + self.state_timeout - self._steady()
 
-    def safe_commands(self, kind: str, period: float = 1e-3, most: int = 1000) -> list[Command]:
-        """The ``kind`` safe command in `joints` order (what a deactivated controller leaves),
-        reached from the last command sent in steps ``period`` apart within effort_rate_limit:
-        one command without a rate limit, at most ``most``."""
+    def deactivate(self, kind: str) -> Command | None:
+        """The first command toward the ``kind`` safe command (``on_deactivate``: what a
+        deactivated controller leaves, `joints` order), within the drive's rate limit; the rest
+        of the way, one step a drive period: :meth:`ramp`. None before any valid state: the drive
+        keeps what it has (hold_gravity needs a measured position)."""
+        if kind not in ON_TIMEOUT:
+            raise ValueError(f"a safe command is one of {list(ON_TIMEOUT)}, got {kind!r}")
+        if self.received is None:
+            return None
         self._safe.begin(self.config["on_timeout"], self.q)
-        return self._safe.ramp(kind, self.q, self.qd, self._path.limit, self._clock(), period, most)
+        self._safe.send(self.q, self._path.limit, kind)
+        return Command(self._effort.copy())
+
+    def ramp(self, paced: bool = False) -> Command | None:
+        """The next step toward a command the drive's rate limit kept the last one short of (a
+        deactivation, a stale hold, a lowered effort limit, a law's step), sent a drive period
+        after the last command; None when no step is due (:meth:`ramp_due`). The one place a
+        ramp goes on between cycles: the watchdog's thread and the deactivation call it.
+        ``paced``: the caller waited the period on its own clock (``CommandStage.resend``)."""
+        if not self._stage.resend(paced):
+            return None
+        if self._stage.pending:
+            self.rate_limits("")
+        return Command(self._effort.copy())
+
+    @property
+    def on_ramp(self) -> Callable[[], None]:
+        """Called (under the caller's lock) when a command leaves a ramp to go on: whoever calls
+        :meth:`ramp` wakes to send its next step a drive period later."""
+        return self._stage.on_ramp
+
+    @on_ramp.setter
+    def on_ramp(self, wake: Callable[[], None]) -> None:
+        self._stage.on_ramp = wake
+
+    def ramp_due(self) -> float | None:
+        """Seconds until :meth:`ramp` has a step to send (<= 0: now), on the loop's clock; None
+        when no ramp goes on."""
+        return self._stage.due()
 
     def activate(self) -> None:
         """Start commanding from the measured position: hold it, with a fresh integral (the

@@ -1,6 +1,8 @@
 """The commands that stand in for a law's, without ROS: ``hold_gravity`` (g(q) at the last valid
 state) and ``zero`` (no effort), sent while the state is stale or the law failed (``on_timeout``)
-and on deactivation (``on_deactivate``), through the same command stage as every command.
+and on deactivation (``on_deactivate``), through the same command stage as every command: what
+the drive adds taken off, saturated, and reached within the drive's rate limit (the rest of the
+way one step a drive period: ``CommandStage.resend``).
 """
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ from collections.abc import Callable
 import numpy as np
 
 from .drive import DRIVE_GRAVITY, CommandStage, rate_limited
-from .outcomes import Command
 
 ON_TIMEOUT = ("hold_gravity", "zero")   # the safe commands, on_timeout's and on_deactivate's
 
@@ -32,29 +33,13 @@ class SafeCommands:
         """on_timeout is ``kind``, its torque fixed at the measured position ``q``."""
         self.kind, self.timeout = kind, self.torque(kind, q)
 
-    def send(self, q, qd, limit, t: float, kind: str | None = None) -> int:
+    def send(self, q, limit, kind: str | None = None) -> int:
         """The ``kind`` safe command (on_timeout's: the torque :meth:`begin` fixed) through the
-        command stage into the command at ``t``: hold_gravity less the gravity the drive adds,
-        zero as it is, saturated and rate-limited. The stage's code."""
+        command stage into the command, now: hold_gravity less the gravity the drive adds, zero
+        as it is, saturated and rate-limited. The stage's code."""
         kind = kind or self.kind
         tau = self.timeout if kind == self.kind else self.torque(kind, q)
-        # hold_gravity less the drive's gravity; its friction compensation is left as it is (at a
-        # stale state's velocity, taking it off would push against a motion long over)
-        code = self.stage.send(q, qd, tau, limit, t, DRIVE_GRAVITY if kind == "hold_gravity" else 0)
+        code = self.stage.send(q, tau, limit, DRIVE_GRAVITY if kind == "hold_gravity" else 0)
         if rate_limited(code):
             self._count()
         return code
-
-    def ramp(self, kind: str, q, qd, limit, t: float, period: float, most: int) -> list[Command]:
-        """The ``kind`` safe command reached from the last command sent in steps ``period`` apart
-        within the rate limit, from ``t``: one command without a rate limit, at most ``most``."""
-        if kind not in ON_TIMEOUT:
-            raise ValueError(f"a safe command is one of {list(ON_TIMEOUT)}, got {kind!r}")
-        steps = []
-        for _ in range(most):
-            code = self.send(q, qd, limit, t, kind)
-            steps.append(Command(self.stage.effort.copy()))
-            if not rate_limited(code):
-                break
-            t += period
-        return steps

@@ -9,7 +9,7 @@ adapter: what it does with a state, a reference or a failing law is ``control.lo
 from __future__ import annotations
 
 import threading
-from time import perf_counter, sleep
+from time import monotonic, perf_counter, sleep
 
 import numpy as np
 import rclpy.logging
@@ -44,6 +44,7 @@ from .trajectory_action import DEACTIVATED, TrajectoryAction
 from .watchdog import WatchdogThread
 
 NAME = "computed_torque_controller"
+RAMP_LONGEST = 2.0   # s (wall) a deactivation ramp may take before the node stops commanding
 
 
 def schema(logger=None):   # the node's parameters: its file's, then each registered law's
@@ -74,6 +75,10 @@ class ComputedTorqueController(ManagedNode):
         warm_up(notify=self.get_logger().info, forward=False)
         warm_up_laws(notify=self.get_logger().info)
         order, chain = JointOrder(self.model.joint_names, p["joints"]), chain_of(p, self.published)
+        # configured again for the same joints, the drive still holds the last command sent:
+        # the rate limit goes on from it
+        held = self._command.values.copy() if getattr(self, "joints", None) == list(order.names) \
+            else None
         self._command = SerializedFloat64MultiArray(self.model.dof)
         self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
                                 p["state_timeout"], clock=self._now, log=self.get_logger().warning,
@@ -81,7 +86,8 @@ class ComputedTorqueController(ManagedNode):
                                 position_limit_margin=p["position_limit_margin"],
                                 links=[joint.child for joint in chain.movable],
                                 shapes=collision_shapes(p, self.published, self.model),
-                                effort_out=self._command.values)  # a cycle writes the message
+                                effort_out=self._command.values,  # a cycle writes the message
+                                drive_holds=held)
         self.joints = list(order.names)
         self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
         self._timing = CycleTiming(NAME, self._rate)  # each cycle's execution time and period
@@ -105,7 +111,7 @@ class ComputedTorqueController(ManagedNode):
             self, self.loop, self._now, chain.root_link, chain.tip_link))
         self._collisions = self.own(CollisionInterface(  # the momentum observer's residual
             self, self.loop, chain.root_link, p["external_torque_rate"], self._abort))
-        self.own(WatchdogThread(self, self.loop, self._lock, self._on_stale,
+        self.own(WatchdogThread(self, self.loop, self._lock, self._on_watchdog,
                                 max(p["state_timeout"] / 10.0, 1e-3)))
         if self._action is None:  # one for the node's life (TrajectoryAction says why)
             self._action = TrajectoryAction(self)
@@ -125,16 +131,27 @@ class ComputedTorqueController(ManagedNode):
     def deactivate(self):
         if self._action is not None:
             self._action.preempt(DEACTIVATED)
+        kind = self.params["on_deactivate"]
         with self._lock:  # after the watchdog's last command, if it was sending one
-            # within effort_rate_limit: steps 1 ms apart, as a drive's cycle takes them
-            for i, step in enumerate(self.loop.safe_commands(self.params["on_deactivate"])):
-                if i:
-                    sleep(1e-3)
+            step = self.loop.deactivate(kind)
+        if step is None:   # no measured state: hold_gravity has no q, and the drive keeps its own
+            self.get_logger().info("inactive: no valid joint state yet, nothing published")
+            return
+        self._publish_effort(step.effort)
+        # within effort_rate_limit: the rest one step a drive period, paced on the wall clock (a
+        # simulated one stands still while this thread, which would take /clock in, waits)
+        deadline = monotonic() + RAMP_LONGEST
+        while (wait := self.loop.ramp_due()) is not None and monotonic() < deadline:
+            sleep(max(wait, 0.0))
+            with self._lock:
+                step = self.loop.ramp(paced=True)
+            if step is not None:
                 self._publish_effort(step.effort)
         # the last command must reach the drive even when the process ends right after (Ctrl-C):
         # wait (bounded) until every subscriber acknowledged it
         self._command_pub.wait_for_all_acked(Duration(seconds=0.5))
-        self.get_logger().info(f"inactive: published {self.params['on_deactivate']} once")
+        reached = "" if self.loop.ramp_due() is None else f" (not reached in {RAMP_LONGEST} s)"
+        self.get_logger().info(f"inactive: published {kind}{reached}")
 
     def teardown(self):
         if self._action is not None:
@@ -226,16 +243,17 @@ class ComputedTorqueController(ManagedNode):
         self._publish(self.loop.cycle())
         self._timing.record(start, perf_counter())
 
-    def _on_stale(self, stale: Stale):
-        """From the watchdog's thread, under the lock."""
-        if stale.first:
+    def _on_watchdog(self, command: Command):
+        """From the watchdog's thread, under the lock: a Stale command, or a ramp's step."""
+        stale = command
+        if stale.__class__ is Stale and stale.first:
             self.get_logger().warning(why := stale.reason)
             goal = self._action.running if self._action is not None else None
             if goal is not None and self.executor is not None:
                 # the goal cannot go on (control resumes holding the measured position): its
                 # client hears it now, from the executor's thread, which owns the action server
                 self.executor.create_task(self._action.preempt, why, goal)
-        self._publish_effort(stale.effort, self._safe_command)
+        self._publish_effort(command.effort, self._safe_command)
 
     def _publish(self, command: Command, stamp: tuple[int, int] | None = None,
                  written: bool = False):

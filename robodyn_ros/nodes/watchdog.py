@@ -8,6 +8,10 @@ until states resume. The conversion runs Python code, which hands the GIL over e
 interval; the controller's process sets that to 1 ms, so the thread runs within about 1 ms of
 its deadline.
 
+It also sends the rest of a ramp the drive's rate limit left unfinished (``ControlLoop.ramp``:
+a stale hold, a lowered effort limit, a law's step) one step a drive period, whether or not states
+arrive: the loop wakes it when a command leaves a ramp to go on (``ControlLoop.on_ramp``).
+
 The thread and the executor share the loop under ``lock``: the executor's thread holds it while
 it takes a joint state in and while it deactivates, so a stale verdict never races a fresh state
 and nothing follows the deactivate command.
@@ -23,26 +27,38 @@ LATE = 1e-4             # s after the deadline: the state is stale strictly afte
 
 class WatchdogThread:
     def __init__(self, node, loop, lock: threading.Lock, publish, period: float):
-        """``publish(stale)`` sends a :class:`~robodyn_ros.control.loop.Stale` command (from
-        this thread); ``node.active`` says whether to command at all."""
+        """``publish(command)`` sends a :class:`~robodyn_ros.control.loop.Stale` command or a
+        ramp's step (from this thread); ``node.active`` says whether to command at all."""
         self._node, self._loop, self._lock, self._publish = node, loop, lock, publish
         self._period = period
-        self._stop = threading.Event()
+        self._stop, self._wake = False, threading.Event()
+        loop.on_ramp = self._wake.set
         sys.setswitchinterval(SWITCH_INTERVAL)
         self._thread = threading.Thread(target=self._run, name="robodyn-watchdog", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         wait = self._period
-        while not self._stop.wait(wait):
+        while True:
+            self._wake.wait(wait)
+            self._wake.clear()
+            if self._stop:
+                return
             with self._lock:
-                stale = self._loop.watchdog() if self._node.active else None
-                if stale is not None:
-                    self._publish(stale)
-                left = self._loop.stale_in()
-            wait = self._period if stale is not None or left is None else max(left, 0.0) + LATE
+                active = self._node.active
+                command = self._loop.watchdog() if active else None
+                stale = command is not None
+                if not stale and active:
+                    command = self._loop.ramp()
+                if command is not None:
+                    self._publish(command)
+                left, due = self._loop.stale_in(), self._loop.ramp_due() if active else None
+            wait = self._period if stale or left is None else max(left, 0.0) + LATE
+            if due is not None:   # the ramp's next step, a drive period after the last command
+                wait = min(wait, max(due, 0.0))
 
     def destroy(self) -> None:
         """Stop and join the thread (teardown)."""
-        self._stop.set()
+        self._stop = True
+        self._wake.set()
         self._thread.join()
