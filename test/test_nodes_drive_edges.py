@@ -147,3 +147,25 @@ def test_the_feedforward_efforts_change_within_the_rate_at_every_drive_cycle(rig
     # (times in epoch seconds are rounded to a quarter of a microsecond: 1e-3 of a cycle)
     assert np.abs(np.diff(efforts, axis=0)).max() <= STEP * (1 + 1e-3)
     np.testing.assert_allclose(efforts[-1], model.gravity_torques(Q0 - 0.4), atol=1e-9)
+
+
+def test_a_state_stamped_ahead_of_the_node_s_clock_commands_nothing(rig):
+    """A driver's clock 2 s ahead: its states are refused (no command), counted, and the offset
+    of the good ones that follow is on the report: small, negative (the latency)."""
+    from sensor_msgs.msg import JointState
+    ctl = rig.controller(**DRIVE)
+    wait_for_subscriber(rig, rig.joint_states)
+    ahead = JointState(name=JOINTS, position=list(map(float, Q0)), velocity=[0.0] * 6)
+    for _ in range(5):
+        stamp = rig.probe.get_clock().now().nanoseconds * 1e-9 + 2.0
+        ahead.header.stamp.sec, ahead.header.stamp.nanosec = divmod(round(stamp * 1e9), 10**9)
+        rig.joint_states.publish(ahead)
+        rig.spin_for(0.02)
+    rig.spin_for(0.2)
+    assert rig.commands == [] and ctl.loop.rejected.count == 5
+    assert "ahead of this node's clock" in ctl.loop.rejected.last_reason
+    states_for(rig, 0.1)
+    rig.spin_until(lambda: rig.commands, what="a command")
+    values = ctl.loop.report()[2]
+    assert values["states stamped ahead, refused (total)"] == 5
+    assert -50.0 < values["clock offset, stamp - arrival (ms) median"] <= 0.0

@@ -29,8 +29,8 @@ from .collision_guard import CollisionGuard
 from .command_path import CommandPath
 from .configuration import LOOP_SETTINGS  # noqa: F401  (the node's)
 from .configuration import KEEP, Reconfiguration, Settings
-from .cycle_steps import (ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW, TAKE_ORDINARY_STATE,
-                          TIMEOUT)
+from .cycle_steps import (AHEAD, ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW,
+                          TAKE_ORDINARY_STATE, TIMEOUT)
 from .cycle_steps import warm_up as warm_up_cycle_steps
 from .drive import CommandStage, Drive
 from .drive import warm_up as warm_up_drive
@@ -39,8 +39,8 @@ from .law import ControlLaw, load_law, takes_target
 from .laws import GravityCompensation
 from .loop_report import LoopReport, _Window  # noqa: F401  (the tests' window)
 from .measurement import Measurement
-from .outcomes import (ERROR, OK, WARN, Accepted, Command, LawFailure, Rejection,  # noqa: F401
-                       Stale)
+from .outcomes import (ERROR, OK, WARN, Accepted, Command, Dropped, LawFailure,  # noqa: F401
+                       Rejection, Stale)
 from .reference import Reference
 from .safe_commands import ON_TIMEOUT, SafeCommands
 from .succession import carry_over
@@ -48,6 +48,8 @@ from .trajectory import JointTrajectory
 
 #: answer's ``state_out`` when nobody listens to the controller's state: nothing is written
 UNHEARD = (False, np.empty(0), np.empty(0, np.intp), np.empty(0, np.int32))
+FUTURE_STAMP_TOLERANCE = 0.02   # s: future_stamp_tolerance's default
+DROPPED = Dropped("joint state older than the newest taken: dropped")
 
 
 class ControlLoop:
@@ -64,7 +66,8 @@ class ControlLoop:
                  law_class: Callable[[str], type[ControlLaw]] = load_law,
                  max_trajectory_points: int = 10_000, position_limit_margin: float = 0.0,
                  links=None, effort_out: np.ndarray | None = None, shapes=(),
-                 drive_holds: np.ndarray | None = None):
+                 drive_holds: np.ndarray | None = None,
+                 future_stamp_tolerance: float = FUTURE_STAMP_TOLERANCE):
         self.model, self.order = model, order
         links = tuple(links) if links else tuple(model.joint_names)  # each joint moves
         self.guard: CollisionGuard | None = None
@@ -72,7 +75,8 @@ class ControlLoop:
         self._clock, self._steady, self._log = clock, steady, log
         n = model.dof
         self._settings = Settings(model, order, law_class, links, tuple(shapes), self.state_timeout)
-        self._measurement = Measurement(model, order, self.state_timeout)
+        self._measurement = Measurement(model, order, self.state_timeout,
+                                        float(future_stamp_tolerance))
         self._ref = Reference(model, order, clock, max_trajectory_points, position_limit_margin)
         # the efforts each cycle writes: a serialized command's values copy nothing to publish;
         # they hold the last command sent, the one the drive holds (the rate limit's previous
@@ -98,9 +102,9 @@ class ControlLoop:
         self.stamp = 0.0  # its header stamp in seconds; 0 for an unstamped state
         self._latest: float | None = None  # its time (the stamp, else the clock at arrival)
         # answer's clocks (cycle_steps.take_ordinary_state, ordinary_dt): now, the newest time
-        # taken (0: none), the last cycle's
-        self._times = np.zeros(4)
-        self._times[TIMEOUT] = self.state_timeout
+        # taken (0: none), state_timeout, the last cycle's, how far ahead a stamp may be
+        self._times = np.zeros(5)
+        self._times[TIMEOUT], self._times[AHEAD] = self.state_timeout, future_stamp_tolerance
         self.received: float | None = None  # steady time of the last valid state
         # the last cycle's (q_d, q̇_d, q̈_d): the reference's samples, or its set point
         self.reference: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -117,7 +121,7 @@ class ControlLoop:
         self._path.bind(self._law)
         warm_up_cycle_steps()  # compiled at setup: loaded now, not in the first cycle
         warm_up_drive()
-        self._report = LoopReport(steady)
+        self._report = LoopReport(steady, self._measurement)
         self._window = self._report.window
 
     # ------------------------------------------------------------------ configuration
@@ -197,6 +201,9 @@ class ControlLoop:
         t, before = stamp or now, self._latest
         back = before is not None and t < before - self.state_timeout
         times = self._times   # answer's: the newest time since time went back
+        if stamp and not back and t < times[NEWEST]:   # late: a newer one was taken already
+            self._measurement.dropped += 1
+            return DROPPED
         times[NEWEST] = t if back else max(times[NEWEST], t)
         self.q, self.qd, self.stamp, self._latest = q, qd, stamp, t
         self.received = self._steady()
@@ -338,6 +345,7 @@ class ControlLoop:
         t = times[NEWEST]
         self.q, self.qd, self.stamp, self._latest, self.time = q, qd, t, t, t
         self.received = self._steady()
+        self._measurement.offset(t - times[NOW])
         start, dt = time.perf_counter(), self._time_step(t)
         self.reference = ref.sampled
         law = self._law if guard is None else self._observed(t, self._law)   # may hold: resampled
@@ -368,6 +376,7 @@ class ControlLoop:
         t = times[NEWEST]
         self.q, self.qd, self.stamp, self._latest, self.time, self._last_t = q, qd, t, t, t, t
         self.received = self._steady()
+        self._measurement.offset(t - times[NOW])
         self.reference = ref.sampled
         self._stage.pending = False   # a plain stage's: no ramp
         if clamped:

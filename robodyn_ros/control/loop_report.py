@@ -48,11 +48,11 @@ class _Window:
 
 
 class LoopReport:
-    """The window of one loop (``steady``: its statistics' clock) and the counts at the last
-    report."""
+    """The window of one loop (``steady``: its statistics' clock), the counts at the last
+    report, and its ``measurement``'s stamps."""
 
-    def __init__(self, steady):
-        self._steady = steady
+    def __init__(self, steady, measurement):
+        self._steady, self._measurement = steady, measurement
         self.window = _Window(steady())
         self._reported = (0, 0, 0, 0)  # saturations, rejections, law failures, rate limits
 
@@ -83,6 +83,7 @@ class LoopReport:
             "control law failures (total)": loop.law_failures,
             "stale state": loop.stale,
             "state age (s)": -1.0 if age is None else age,
+            **self._measurement.summary(),
             **drift(loop.law),
         }
         guard = loop.guard

@@ -22,6 +22,11 @@ class Rejection:
 
 
 @dataclasses.dataclass(frozen=True)
+class Dropped(Rejection):
+    """A state older than one taken already, dropped: late, not wrong (counted, not logged)."""
+
+
+@dataclasses.dataclass(frozen=True)
 class Command:
     """Efforts to publish, in `joints` order."""
     effort: np.ndarray

@@ -87,7 +87,8 @@ class ComputedTorqueController(ManagedNode):
                                 links=[joint.child for joint in chain.movable],
                                 shapes=collision_shapes(p, self.published, self.model),
                                 effort_out=self._command.values,  # a cycle writes the message
-                                drive_holds=held)
+                                drive_holds=held,
+                                future_stamp_tolerance=p["future_stamp_tolerance"])
         self.joints = list(order.names)
         self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
         self._timing = CycleTiming(NAME, self._rate)  # each cycle's execution time and period
