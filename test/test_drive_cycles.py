@@ -7,8 +7,6 @@ on the loop's ``stale_in`` and ``ramp_due``), and every command sent is recorded
 path changes the command by more than rate x period in any one drive cycle (between consecutive
 commands and across every command sent within one period: ``drive_cycles.worst_steps``), and the
 drive counts no violation at any phase."""
-import warnings
-
 import numpy as np
 import pytest
 
@@ -16,20 +14,13 @@ from robodyn_ros.control import JointTrajectory
 from robodyn_ros.control.drive import DRIVE_GRAVITY
 from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.loop import Accepted, ControlLoop
-from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.nodes.watchdog import LATE
-from robodyn_ros.plumbing.resources import find_share_file
 from robodyn_ros.sim.drive import attach_drive
 from robodyn_ros.sim.robodyn_engine import RobodynEngine
 
 from drive_cycles import worst_steps
+from test_drive_loop import CHAIN, ORDER, PUMA, Q0
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # the PUMA data's link 3 inertia warns, rightly
-    PUMA = RobotModel.from_urdf(str(find_share_file("urdf/puma560.urdf")))
-CHAIN = list(PUMA.joint_names)
-ORDER = CHAIN[::-1]
-Q0 = np.radians([90.0, 0.0, 90.0, 0.0, 0.0, 0.0])
 FAR = np.radians([45.0, 30.0, 0.0, 45.0, 60.0, 90.0])
 ZERO = np.zeros(6)
 TICK = 1e-4        # s: the fake clock's resolution

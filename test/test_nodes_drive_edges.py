@@ -16,6 +16,7 @@ from rclpy.parameter import Parameter
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from conftest import JOINTS, Q0, URDF, wait_for_subscriber
+from test_nodes_feedforward import relayed
 
 pytestmark = pytest.mark.usefixtures("ros")
 RATE, PERIOD = 1000.0, 1e-3
@@ -130,12 +131,7 @@ def test_the_feedforward_efforts_change_within_the_rate_at_every_drive_cycle(rig
     goal preempting it mid-way for another pose: the efforts JTC adds, at every drive cycle,
     change by at most rate x period; the last points' efforts are NE's own (reached)."""
     feedforward(rig, **DRIVE)
-    forwarded = []
-    rig.probe.create_subscription(JointTrajectory, f"{rig.ns}/joint_trajectory_controller/"
-                                  "joint_trajectory", forwarded.append, 10)
-    publisher = rig.probe.create_publisher(JointTrajectory,
-                                           f"{rig.ns}/effort_feedforward/joint_trajectory", 10)
-    wait_for_subscriber(rig, publisher)
+    forwarded, publisher = relayed(rig)
     now = rig.probe.get_clock().now().nanoseconds * 1e-9 + 1.0
     first = trajectory(now, [(0.01, Q0), (0.5, Q0 + 0.3), (1.0, Q0 + 0.3)])
     publisher.publish(first)

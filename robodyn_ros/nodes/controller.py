@@ -9,7 +9,7 @@ adapter: what it does with a state, a reference or a failing law is ``control.lo
 from __future__ import annotations
 
 import threading
-from time import monotonic, perf_counter, sleep
+from time import perf_counter
 
 import numpy as np
 import rclpy.logging
@@ -41,10 +41,9 @@ from .messages import (JointStateReader, trajectory_from_serialized,
                        trajectory_sizes)
 from .serialized import SerializedFloat64MultiArray
 from .trajectory_action import DEACTIVATED, TrajectoryAction
-from .watchdog import WatchdogThread
+from .watchdog import WatchdogThread, ramp_out
 
 NAME = "computed_torque_controller"
-RAMP_LONGEST = 2.0   # s (wall) a deactivation ramp may take before the node stops commanding
 
 
 def schema(logger=None):   # the node's parameters: its file's, then each registered law's
@@ -57,7 +56,7 @@ class ComputedTorqueController(ManagedNode):
         super().__init__(name, specs, **kwargs)
         own = {s.name for s in node_schema(NAME)}
         self._config_keys = [s.name for s in specs if s.name in LOOP_SETTINGS or s.name not in own]
-        self.loop = self._action = None
+        self.loop = self._action = self.joints = None
         self._lock = threading.Lock()  # the loop, shared with the watchdog's thread
         self._timing = None  # CycleTiming, from configure
         self._now = seconds_clock(self)   # the loop's clock
@@ -75,10 +74,8 @@ class ComputedTorqueController(ManagedNode):
         warm_up(notify=self.get_logger().info, forward=False)
         warm_up_laws(notify=self.get_logger().info)
         order, chain = JointOrder(self.model.joint_names, p["joints"]), chain_of(p, self.published)
-        # configured again for the same joints, the drive still holds the last command sent:
-        # the rate limit goes on from it
-        held = self._command.values.copy() if getattr(self, "joints", None) == list(order.names) \
-            else None
+        # configured again for the same joints: the rate limit goes on from what the drive holds
+        held = self._command.values.copy() if self.joints == list(order.names) else None
         self._command = SerializedFloat64MultiArray(self.model.dof)
         self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
                                 p["state_timeout"], clock=self._now, log=self.get_logger().warning,
@@ -136,23 +133,13 @@ class ComputedTorqueController(ManagedNode):
         with self._lock:  # after the watchdog's last command, if it was sending one
             step = self.loop.deactivate(kind)
         if step is None:   # no measured state: hold_gravity has no q, and the drive keeps its own
-            self.get_logger().info("inactive: no valid joint state yet, nothing published")
-            return
+            return self.get_logger().info("inactive: no valid joint state yet, nothing published")
         self._publish_effort(step.effort)
-        # within effort_rate_limit: the rest one step a drive period, paced on the wall clock (a
-        # simulated one stands still while this thread, which would take /clock in, waits)
-        deadline = monotonic() + RAMP_LONGEST
-        while (wait := self.loop.ramp_due()) is not None and monotonic() < deadline:
-            sleep(max(wait, 0.0))
-            with self._lock:
-                step = self.loop.ramp(paced=True)
-            if step is not None:
-                self._publish_effort(step.effort)
+        reached = ramp_out(self.loop, self._lock, lambda s: self._publish_effort(s.effort))
         # the last command must reach the drive even when the process ends right after (Ctrl-C):
         # wait (bounded) until every subscriber acknowledged it
         self._command_pub.wait_for_all_acked(Duration(seconds=0.5))
-        reached = "" if self.loop.ramp_due() is None else f" (not reached in {RAMP_LONGEST} s)"
-        self.get_logger().info(f"inactive: published {kind}{reached}")
+        self.get_logger().info(f"inactive: published {kind}{'' if reached else ' (not reached)'}")
 
     def teardown(self):
         if self._action is not None:
@@ -246,9 +233,8 @@ class ComputedTorqueController(ManagedNode):
 
     def _on_watchdog(self, command: Command):
         """From the watchdog's thread, under the lock: a Stale command, or a ramp's step."""
-        stale = command
-        if stale.__class__ is Stale and stale.first:
-            self.get_logger().warning(why := stale.reason)
+        if command.__class__ is Stale and command.first:
+            self.get_logger().warning(why := command.reason)
             goal = self._action.running if self._action is not None else None
             if goal is not None and self.executor is not None:
                 # the goal cannot go on (control resumes holding the measured position): its

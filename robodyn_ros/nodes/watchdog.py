@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import sys
 import threading
+from time import monotonic, sleep
 
 SWITCH_INTERVAL = 1e-3  # s: the longest the thread waits for the GIL
 LATE = 1e-4             # s after the deadline: the state is stale strictly after state_timeout
+RAMP_LONGEST = 2.0      # s (wall) a deactivation's ramp may take before the node stops commanding
 
 
 class WatchdogThread:
@@ -62,3 +64,18 @@ class WatchdogThread:
         self._stop = True
         self._wake.set()
         self._thread.join()
+
+
+def ramp_out(loop, lock: threading.Lock, publish) -> bool:
+    """The rest of a ramp (``ControlLoop.ramp``) from the caller's thread, one step a drive period
+    paced on the wall clock (a simulated clock stands still while the executor's thread, which
+    would take /clock in, waits here), each step ``publish``-ed; at most RAMP_LONGEST s. Whether
+    it was reached. The deactivation's: the node commands nothing after it."""
+    deadline = monotonic() + RAMP_LONGEST
+    while (wait := loop.ramp_due()) is not None and monotonic() < deadline:
+        sleep(max(wait, 0.0))
+        with lock:
+            step = loop.ramp(paced=True)
+            if step is not None:
+                publish(step)
+    return loop.ramp_due() is None
