@@ -48,7 +48,7 @@ from .trajectory import JointTrajectory
 
 #: answer's ``state_out`` when nobody listens to the controller's state: nothing is written
 UNHEARD = (False, np.empty(0), np.empty(0, np.intp), np.empty(0, np.int32))
-FUTURE_STAMP_TOLERANCE = 0.02   # s: future_stamp_tolerance's default
+FUTURE_STAMP_TOLERANCE = 0.05   # s: future_stamp_tolerance's default
 DROPPED = Dropped("joint state older than the newest taken: dropped")
 
 

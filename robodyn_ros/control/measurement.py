@@ -5,7 +5,9 @@ The loop keeps what it takes (``ControlLoop.take_state``); this is what finds a 
 the reason. A stamp says when the state was measured, on the driver's clock, and the reference is
 sampled there: so a stamp more than ``state_timeout`` before the loop's clock (a stalled
 publisher's backlog) or more than ``future_tolerance`` after it (a clock running ahead: the
-reference would be sampled in the future) is refused. The offset, stamp less arrival on the
+reference would be sampled in the future) is refused; but for the latter while the loop's clock
+reads 0 (simulated time before its first /clock, which may be discovered after the states: no
+time to judge by). The offset, stamp less arrival on the
 loop's clock, of every stamped state is kept (its median and last are on /diagnostics): the
 latency, negative, where the clocks agree.
 """
@@ -94,7 +96,7 @@ class Measurement:
             return (f"joint state stamped {now - stamp:.3g} s before it arrived, more than "
                     f"state_timeout {self.state_timeout:g} s: not used (its publisher stalled, "
                     "or its clock is not this node's)")
-        if stamp - now > self.future_tolerance:
+        if stamp - now > self.future_tolerance and now > 0.0:   # 0: no /clock yet, no time
             self.ahead += 1
             return (f"joint state stamped {stamp - now:.3g} s ahead of this node's clock, more "
                     f"than future_stamp_tolerance {self.future_tolerance:g} s: not used (the "
