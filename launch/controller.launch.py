@@ -2,7 +2,12 @@
 and takes efforts on /effort_controller/commands (ros2_control's forward-command controller).
 
     ros2 launch robodyn_ros controller.launch.py urdf_file:=/path/to/robot.urdf \
-        params_file:=/path/to/my_controller.yaml use_sim_time:=false
+        params_file:=/path/to/my_controller.yaml use_sim_time:=false activate:=false
+
+Launch configures the controller, then activates it unless ``activate:=false`` (the
+ros2_control spawner's ``--inactive``): configured and inactive, it commands nothing until
+``ros2 lifecycle set /computed_torque_controller activate`` (doc/real_robot.md, the first
+activation).
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -25,8 +30,13 @@ def generate_launch_description():
                               description="parameter YAML of the controller"),
         DeclareLaunchArgument("use_sim_time", default_value="false",
                               description="true with Gazebo or arm_simulator (/clock)"),
+        DeclareLaunchArgument("activate", default_value="true",
+                              description="false: configured and left inactive, no command until "
+                                          "`ros2 lifecycle set` activates it (the spawner's "
+                                          "--inactive)"),
         # managed as ros2_control manages its controllers: configured, then activated, by launch
         *managed_node(
+            activate=LaunchConfiguration("activate"),
             package="robodyn_ros",
             executable="computed_torque_controller",
             name="computed_torque_controller",

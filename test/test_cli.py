@@ -25,7 +25,15 @@ def test_the_top_level_lists_the_users_commands_and_keeps_maintainers_tools_unde
     assert status == 0 and "perf-page" in out and "param-tables" in out
 
 
-@pytest.mark.parametrize("name", list(demos.DEMOS))
+def test_the_top_level_line_of_a_group_names_each_of_its_commands(capsys):
+    from robodyn_ros.apps import dev
+    status, out, _ = run(["-h"], capsys)
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert status == 0 and all(name in lines["demo"] for name in demos.COMMANDS), lines["demo"]
+    assert all(name in lines["dev"] for name in dev.COMMANDS), lines["dev"]
+
+
+@pytest.mark.parametrize("name", list(demos.COMMANDS))
 def test_each_demo_has_its_own_help(name, capsys):
     status, out, err = run(["demo", name, "-h"], capsys)
     assert status == 0 and f"usage: robodyn-ros demo {name}" in out and err == ""

@@ -10,7 +10,7 @@ pytest.importorskip("mujoco")
 from robodyn_ros.apps import demos  # noqa: E402
 
 
-def test_the_collision_demo_detects_isolates_and_the_reactions_yield(tmp_path):
+def test_the_collision_demo_detects_isolates_and_the_reactions_yield(tmp_path, capsys):
     out = tmp_path / "collision.json"
     status = demos.main(["collision", "--passes", "1", "--calibration-passes", "1", "--obstacle",
                          "soft", "--plot", str(tmp_path / "collision.png"), "--json", str(out)])
@@ -27,3 +27,28 @@ def test_the_collision_demo_detects_isolates_and_the_reactions_yield(tmp_path):
         assert reactions[name]["contact_time_s"] < none["contact_time_s"]
     assert all(s["false_alarms"] == 0 for s in result["false_alarms"].values())
     assert (tmp_path / "collision.png").stat().st_size > 0
+    # it said where it was, in whole lines, and every column of its table has a name (issue 46)
+    printed = capsys.readouterr().out
+    assert "\r" not in printed
+    for reaction in ("none", "stop", "float", "reflex"):
+        assert any(line.startswith(f"  soft  {reaction:7s}: detected") for line in printed.splitlines())
+    header = next(line for line in printed.splitlines() if line.startswith("obstacle reaction"))
+    assert header.split() == ["obstacle", "reaction", "delay", "touched", "isolated", "named",
+                              "impact", "lasting", "after", "det.", "after", "impact", "contact"]
+
+
+def test_the_panda_demo_names_the_hand_as_the_last_link(tmp_path):
+    """``demo collision --arm panda``: obstacles at the hand's and the forearm's height. The hand
+    is fixed to link 7 and joint 7 does not feel a push on it: the isolation says link 5 or 6, the
+    guard names link 7, the link MuJoCo's contacts press."""
+    out = tmp_path / "panda.json"
+    status = demos.main(["collision", "--arm", "panda", "--reaction", "none", "reflex",
+                         "--json", str(out)])
+    result = json.loads(out.read_text())
+    assert status == 0, result["goals"]
+    runs = [run for by in result["by_obstacle"].values() for run in by.values()]
+    assert len(runs) == 8
+    for run in runs:
+        assert run["named"] == run["touched"] and run["touched"] in ("panda_link5", "panda_link7")
+        if run["touched"] == "panda_link7":
+            assert run["following"] in ("panda_link5", "panda_link6")

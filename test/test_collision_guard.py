@@ -219,3 +219,20 @@ def test_the_wrench_conventions_against_mujoco():
     exerted_in_tip_frame = -np.concatenate([R.T @ on_arm[:3], R.T @ on_arm[3:]])
     hold = PUMA.inverse_dynamics(q, np.zeros(6), np.zeros(6), tip_wrench=exerted_in_tip_frame)
     np.testing.assert_allclose(hold, PUMA.gravity_torques(q) - tau_ext, atol=1e-9)
+
+
+def test_a_step_whose_residual_would_not_be_finite_is_kept_out_and_the_observer_restarts():
+    """A finite state whose momentum overflows (a velocity of 1e200 rad/s: a driver's garbage that
+    passes the finite check) gives no residual: the observer keeps nothing of it, detects
+    nothing, and starts afresh at the next state (before: r went inf, a collision, then NaN)."""
+    guard = guard_from_settings(PUMA, JointOrder(CHAIN), SETTINGS,
+                                [f"link_{i + 1}" for i in range(6)], friction=False, max_gap=0.1)
+    zero = np.zeros(6)
+    holding = PUMA.inverse_dynamics(Q0, zero, zero)   # at rest: no external torque
+    for k in range(3):
+        assert not guard.observe(k * DT, Q0, zero, holding)
+    assert not guard.observe(3 * DT, Q0, np.full(6, 1e200), holding)
+    assert np.all(np.isfinite(guard.residual)) and guard.event is None
+    for k in range(4, 7):   # the first starts afresh there
+        assert not guard.observe(k * DT, Q0, zero, holding)
+        assert np.abs(guard.residual).max() < 1e-6

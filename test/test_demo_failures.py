@@ -31,7 +31,7 @@ def test_a_failed_run_prints_each_nodes_exit_code_and_its_last_lines(tmp_path):
     with pytest.raises(RuntimeError, match="broken exited with status 1") as failed:
         run_all("robodyn_test_", [()], lambda logs: run(logs))
     said = out.getvalue()
-    assert f"the run failed: RuntimeError: {failed.value}" in said
+    assert f"the run failed: {failed.value}" in said
     assert "--- broken exited with code 1 before the failure" in said
     assert "urdf_file '/nowhere.urdf' does not exist" in said
     assert "--- fine was running; stopped, exit code 0" in said

@@ -1,9 +1,12 @@
 """One DH-table parser: RobotModel.from_yaml and the URDF exporter (robodyn-ros urdf-from-dh) read a
 table through the same code, so they accept the same tables and refuse the others with the same
-ModelError, naming the file, the link (numbered from 1) and its joint. Formerly the exporter refused
-``mass: "2e-1"`` and ``inertia: [Ixx, Iyy, Izz]`` that the model loader accepted, and ignored an
-unknown key that the loader refused, with other error types and other link numbers.
+ModelError (the command: its one-line refusal), naming the file, the link (numbered from 1) and its
+joint. Formerly the exporter refused ``mass: "2e-1"`` and ``inertia: [Ixx, Iyy, Izz]`` that the
+model loader accepted, and ignored an unknown key that the loader refused, with other error types
+and other link numbers.
 """
+import contextlib
+import io
 import warnings
 from pathlib import Path
 
@@ -33,7 +36,15 @@ def load_model(path, tmp_path):
 
 
 def export(path, tmp_path):
-    return main([str(path), "-o", str(tmp_path / "out.urdf")])
+    """The command as a user runs it; its refusal (one line, exit 2) raised as the library's."""
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        status = main([str(path), "-o", str(tmp_path / "out.urdf")])
+    refusal = said.getvalue().strip().splitlines()
+    if status:
+        assert status == 2 and len(refusal) == 1, refusal
+        raise ModelError(refusal[0].removeprefix("robodyn-ros urdf-from-dh: "))
+    return status
 
 
 READERS = {"RobotModel.from_yaml": load_model, "urdf-from-dh": export}

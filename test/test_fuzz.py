@@ -1,4 +1,4 @@
-"""Hostile input, as ``robodyn-ros fuzz`` sends it: the faults it found, each tested on its own,
+"""Hostile input, as ``robodyn-ros dev fuzz`` sends it: the faults it found, each tested on its own,
 and a short fuzz run over DDS checked against issue 12's "done when"."""
 import gc
 
@@ -191,7 +191,7 @@ def test_the_simulator_refuses_a_parameter_it_does_not_have(rig, name, value):
 #: start of the warm-up, before any hostile input, with no numba compile in any node (the five
 #: processes and this one just started on two cores). The faults the fuzzer found stopped the
 #: commands for longer — a 100,000-point trajectory 0.43-1.3 s, a stream of them 3-5 s. The
-#: default 0.1 s (bound 112 ms) is what `robodyn-ros fuzz` reports against (doc/testing.md).
+#: default 0.1 s (bound 112 ms) is what `robodyn-ros dev fuzz` reports against (doc/testing.md).
 CI_STATE_TIMEOUT = 0.5
 
 

@@ -150,7 +150,9 @@ def test_check_urdf_finds_nothing(case, tmp_path, capsys):
     assert check_urdf.check(xml) == []
     path = tmp_path / "identified.urdf"
     path.write_text(xml, encoding="utf-8")
-    assert check_urdf_command.main([str(path)]) == 0, capsys.readouterr().out
+    chain = [a for option, link in (("--root-link", root), ("--tip-link", tip)) if link
+             for a in (option, link)]   # the chain identified (several leaves: a gripper)
+    assert check_urdf_command.main([str(path), *chain]) == 0, capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- and otherwise the nominal file
@@ -193,6 +195,13 @@ def without_identified(robot, riding, chain):
             robot.remove(block)
     return ET.canonicalize(ET.tostring(robot, encoding="unicode"), with_comments=True,
                            strip_text=True)
+
+
+def test_the_written_file_says_it_is_a_copy_and_the_nominal_file_is_unchanged(case):
+    name, nominal, root, tip, model, truth, xml = case
+    header = xml.split("\n")[1]
+    assert header.startswith("<!-- A copy of ") and "(that file is unchanged)" in header, header
+    assert read_description(nominal)[0] in header
 
 
 def test_the_rest_of_the_nominal_file_is_kept(case):

@@ -104,3 +104,28 @@ def test_threads_calling_one_model_get_their_own_numbers(model):
     for t, (M, tau) in enumerate(results):
         assert np.array_equal(np.array(M), model.mass_matrix(q[t]))
         assert np.array_equal(np.array(tau), model.inverse_dynamics(q[t], qd[t], qdd[t]))
+
+
+def test_a_change_to_any_module_forgets_the_whole_packages_cache(tmp_path, monkeypatch):
+    """numba checks a cached kernel against its own module only; a kernel inlining another
+    module's keeps stale code unless the whole cache goes when any module changes."""
+    import os
+    from robodyn_ros.plumbing import kernels
+    package = tmp_path / "pkg"
+    (package / "sub" / "__pycache__").mkdir(parents=True)
+    caller, callee = package / "caller.py", package / "sub" / "callee.py"
+    caller.write_text("x = 1\n")
+    callee.write_text("y = 2\n")
+    cached = [package / "sub" / "__pycache__" / f"callee.f-1.py311.{n}" for n in ("nbi", "1.nbc")]
+    monkeypatch.setattr(kernels, "PACKAGE", package)
+    monkeypatch.setattr(kernels, "SOURCES_STAMP", package / "__pycache__" / "stamp")
+    assert kernels.forget_a_stale_cache()        # no stamp yet: judged stale
+    for f in cached:
+        f.write_bytes(b"machine code")
+    assert not kernels.forget_a_stale_cache()    # nothing changed: kept
+    assert all(f.exists() for f in cached)
+    stat = callee.stat()
+    os.utime(callee, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert kernels.forget_a_stale_cache()        # one module changed: every entry goes
+    assert not any(f.exists() for f in cached)
+    assert caller.read_text() == "x = 1\n"       # sources untouched

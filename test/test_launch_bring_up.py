@@ -11,6 +11,8 @@ import rclpy
 
 from robodyn_ros.nodes.launching import BringUp
 
+from conftest import Q0
+
 pytestmark = pytest.mark.usefixtures("ros")
 
 
@@ -46,3 +48,24 @@ def test_the_bring_up_still_raises_what_is_not_a_shutdown():
     launch_node.destroy_node()
     with pytest.raises(rclpy.exceptions.InvalidHandle):
         bring_up()
+
+
+@pytest.mark.parametrize("activate", [False, True])
+def test_the_bring_up_activates_only_when_told(rig, activate):
+    """controller.launch.py's ``activate:=false`` (the spawner's ``--inactive``): launch configures
+    the controller and leaves it inactive, commanding nothing while states arrive; by default it
+    activates it. The bring-up runs in a thread, as launch runs it, against a real controller."""
+    ctl = rig.controller(autostart=False, state_timeout=5.0)
+    launch_node = rig.add(rclpy.create_node("launch_like_bring_up", namespace=rig.ns))
+    bring_up = BringUp(launch_node, f"{rig.ns}/computed_torque_controller",
+                       concurrent.futures.Future(), lambda: False, logging.getLogger("test"),
+                       activate=activate)
+    thread = threading.Thread(target=bring_up)
+    thread.start()
+    rig.spin_until(lambda: not thread.is_alive(), what="the bring-up")
+    assert ctl._state_machine.current_state[1] == ("active" if activate else "inactive")
+    rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
+    for _ in range(20):
+        rig.publish_state(Q0)
+        rig.spin_for(0.02)
+    assert bool(rig.commands) == activate

@@ -125,3 +125,36 @@ def test_a_misspelt_parameter_is_found(tmp_path):
                       'name="arm_simulator", parameters=[{"urdf_flie": "x.urdf"}])\n')
     [(executable, _, given, _)] = given_parameters(launch)
     assert set(given) - {s.name for s in SCHEMAS[executable]()} == {"urdf_flie"}
+
+
+def _activations(path):
+    """[(name, the activate it is given: True, False, or a launch argument's default)] for every
+    managed_node call of the launch file ``path``; UNKNOWN for an expression this reading cannot
+    follow."""
+    tree = ast.parse(path.read_text())
+    named, found = _named(tree), []
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "managed_node":
+            keywords = {k.arg: k.value for k in call.keywords}
+            given = _constant(_resolved(keywords["activate"], named)) if "activate" in keywords \
+                else True
+            found.append((_constant(keywords["name"]), given))
+    return found
+
+
+def test_the_controller_launch_can_leave_the_node_inactive():
+    """controller.launch.py's ``activate`` argument (the ros2_control spawner's ``--inactive``):
+    given to the bring-up, true by default as the spawner activates; every other launch file
+    activates its managed nodes. Each value is what launch's conditions read as a boolean."""
+    activations = {path.name: _activations(path)
+                   for path in sorted((ROOT / "launch").glob("*.launch.py"))}
+    assert activations["controller.launch.py"] == [("computed_torque_controller", "true")]
+    tree = ast.parse((ROOT / "launch" / "controller.launch.py").read_text())
+    call = next(c for c in ast.walk(tree) if isinstance(c, ast.Call)
+                and getattr(c.func, "id", None) == "managed_node")
+    activate = {k.arg: k.value for k in call.keywords}["activate"]
+    assert ast.unparse(activate) == "LaunchConfiguration('activate')"
+    for name, found in activations.items():
+        for node, given in found:
+            assert given in (True, False) or str(given).lower() in ("true", "false", "1", "0"), \
+                f"{name}: {node} activate={given!r}"

@@ -29,7 +29,7 @@ from control_msgs.srv import QueryTrajectoryState  # noqa: E402
 
 from robodyn_ros.nodes.common import stamp_parts  # noqa: E402
 from robodyn_ros.nodes.lifecycle import UNCONFIGURED  # noqa: E402
-from robodyn_ros.nodes.trajectory_action import MAX_PENDING_GOALS  # noqa: E402
+from robodyn_ros.nodes.goal_server import MAX_PENDING_GOALS  # noqa: E402
 
 NODE = "computed_torque_controller"
 
@@ -97,12 +97,12 @@ import sys
 import rclpy
 from rclpy.experimental import EventsExecutor
 from robodyn_ros.nodes.messages import FollowJointTrajectory
-from robodyn_ros.nodes.trajectory_action import _GoalServer
+from robodyn_ros.nodes.goal_server import GoalServer
 
 rclpy.init()
 node = rclpy.create_node("raising_request")
-server = _GoalServer(node, FollowJointTrajectory, "~/follow_joint_trajectory",
-                     lambda handle: None, on_refused=lambda: None)
+server = GoalServer(node, FollowJointTrajectory, "~/follow_joint_trajectory",
+                    lambda handle: None, on_refused=lambda: None)
 executor = EventsExecutor()
 executor.add_node(node)
 executor.create_task(server.execute, {"result": None})  # rclpy cannot unpack it: it raises

@@ -1,4 +1,4 @@
-"""The controller as it runs in service, ``robodyn-ros soak`` (issue 23 §5-6): its short form over
+"""The controller as it runs in service, ``robodyn-ros dev soak`` (issue 23 §5-6): its short form over
 real DDS, and its schedule and verdict on their own."""
 
 from robodyn_ros.apps import soak

@@ -1,5 +1,5 @@
-"""``robodyn-ros complexity --dof N``: multiplications and additions of our Newton–Euler and
-Lagrange–Euler, counted by running them on counting scalars, beside the published figures."""
+"""Multiplications and additions of our Newton–Euler and Lagrange–Euler, counted by running them on
+counting scalars, beside the published figures."""
 import argparse
 import warnings
 
@@ -9,8 +9,9 @@ EXPLANATION = """\
 Why the figures differ:
 - Ours are counted on the code that runs, for an arm with generic geometry (every DH angle and
   offset non-zero), gravity on and friction off; the published ones are derived by hand for
-  n revolute joints and exploit structure: 000 (Angeles) and Walker & Orin assume DH frames, where
-  ^{i-1}R_i has a zero and a one, and 001 ignores multiplications by Q_i (row swaps).
+  n revolute joints and exploit structure: Angeles and Walker & Orin assume DH frames, where
+  ^{i-1}R_i has a zero and a one, and Turney, Mudge & Lee ignore multiplications by Q_i (row
+  swaps).
 - Our kernel keeps each link's constant frame as a full 3x3 rotation (so that URDF joints about any
   axis need no special case) and folds the centre of mass into the body's first moment and its
   inertia about the joint origin (the spatial form), which removes the COM shift from both
@@ -20,10 +21,12 @@ Why the figures differ:
 - The base of the chain is at rest, so the first link's velocity terms are constant-folded: hence
   the negative intercept.
 - Our Lagrange-Euler forms U_ij = Delta_j T_i and U_ijk = Delta_j Delta_k T_i with 4x4 products and
-  every trace in full, as 004 Table 1 does (the same O(n^4) growth and about the same figure at
-  n = 6); 001 Table 1 reorganises the sums to O(n^3). (001 prints the Lagrange totals with its
-  multiplication and addition columns in Table 1 the other way round from its own Appendix A.)
-- Newton-Euler grows as n, Lagrange-Euler as n^4: at n = 6 the ratio is over 100, as 004 reports.
+  every trace in full, as Lee et al. 1982 (Table 1) do (the same O(n^4) growth and about the same
+  figure at n = 6); Turney, Mudge & Lee 1980 (Table 1) reorganise the sums to O(n^3). (They print
+  the Lagrange totals with the multiplication and addition columns of Table 1 the other way round
+  from their own Appendix A.)
+- Newton-Euler grows as n, Lagrange-Euler as n^4: at n = 6 the ratio is over 100, as Lee et al.
+  report.
 """
 
 
@@ -39,7 +42,8 @@ def table(max_dof):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="robodyn-ros complexity", description=__doc__)
-    parser.add_argument("--dof", type=int, default=6, help="largest number of joints (default 6)")
+    parser.add_argument("--dof", type=int, default=6, metavar="N",
+                        help="largest number of joints (default 6)")
     args = parser.parse_args(argv)
     if not 1 <= args.dof <= 12:
         parser.error("--dof must be between 1 and 12")

@@ -1,14 +1,14 @@
-"""``robodyn-ros excite``: an excitation trajectory for identifying an arm's dynamic parameters
-(Swevers et al. 1997: finite Fourier series optimised for cond(W_base) within the joints' limits),
-written as a control_msgs/action/FollowJointTrajectory goal in YAML:
+"""An excitation trajectory for identifying an arm's dynamic parameters (Swevers et al. 1997: a
+finite Fourier series optimised for cond(W_base) within the joints' limits), written as a
+control_msgs/action/FollowJointTrajectory goal in YAML:
 
   robodyn-ros excite --urdf urdf/puma560.urdf -o excite.yaml
   ros2 action send_goal /computed_torque_controller/follow_joint_trajectory \\
       control_msgs/action/FollowJointTrajectory "$(cat excite.yaml)"
 
 The arm must stand at rest at the start pose (--start) when the goal begins; the motion ends at
-rest there. Each point carries positions, velocities and accelerations, so the controller's
-sampler (and a stock joint_trajectory_controller) follows a quintic through them.
+rest there. Each point carries positions, velocities and accelerations, so the controller (and a
+stock joint_trajectory_controller) follows a quintic through them.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from ..control.joints import JointOrder
 from ..dynamics import RobotModel
 from ..dynamics.link import ModelError
 from ..nodes.parameters import node_schema
-from ..identification.excitation import (GOAL_RATE, LIMIT_KINDS, ExcitationError, goal_document, optimise_excitation,
-                                         predicted_std)
+from ..identification.excitation import (GOAL_RATE, LIMIT_KINDS, ExcitationError, goal_document,
+                                         limit_fractions, optimise_excitation, predicted_std)
 
 ARGUMENT_BYTES = 128 * 1024   # Linux's limit on one command-line argument (MAX_ARG_STRLEN)
 
@@ -32,7 +32,7 @@ ARGUMENT_BYTES = 128 * 1024   # Linux's limit on one command-line argument (MAX_
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robodyn-ros excite", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--urdf", required=True, help="the arm's URDF (or .xacro)")
+    parser.add_argument("--urdf", required=True, metavar="FILE", help="the arm's URDF (or .xacro)")
     parser.add_argument("--joints", nargs="+", metavar="NAME",
                         help="the goal's joint names, in the order of --start and --accel-limit "
                              "(default: the chain's order); every joint of the chain once")
@@ -45,28 +45,30 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--start", nargs="+", type=float, metavar="Q",
                         help="the pose it starts and ends at rest at (rad or m, --joints order; "
                              "default: the middle of each joint's range)")
-    parser.add_argument("--period", type=float, default=10.0,
+    parser.add_argument("--period", type=float, default=10.0, metavar="S",
                         help="period T_f of the series, s (default 10: 0.1 Hz, Swevers')")
-    parser.add_argument("--periods", type=int, default=1,
+    parser.add_argument("--periods", type=int, default=1, metavar="K",
                         help="periods run back to back, to average the measurements period by "
                              "period (default 1)")
-    parser.add_argument("--harmonics", type=int, default=5, help="harmonics L (default 5)")
-    parser.add_argument("--samples", type=int, default=100,
+    parser.add_argument("--harmonics", type=int, default=5, metavar="L", help="harmonics L (default 5)")
+    parser.add_argument("--samples", type=int, default=100, metavar="M",
                         help="samples M of a period where cond(W_base) and the limits are "
                              "evaluated (default 100)")
-    parser.add_argument("--rate", type=float, default=GOAL_RATE,
+    parser.add_argument("--rate", type=float, default=GOAL_RATE, metavar="HZ",
                         help=f"points of the goal per second (default {GOAL_RATE:g}: the quintic "
                              "through each point's q, q̇, q̈ follows the series to 1e-10 rad, and "
                              "a 10 s goal fits in one command-line argument)")
-    parser.add_argument("--starts", type=int, default=5,
+    parser.add_argument("--starts", type=int, default=5, metavar="N",
                         help="random starts of the optimisation (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="of the random starts (default 0)")
     parser.add_argument("--accel-limit", nargs="+", type=float, default=[10.0], metavar="A",
                         help="acceleration limit, one value or one per joint (rad/s² or m/s², "
                              "--joints order; URDF has none; default 10)")
-    parser.add_argument("--margin", type=float, default=0.1,
+    parser.add_argument("--margin", type=float, default=0.1, metavar="FRACTION",
                         help="safety margin: the fraction of every limit left unused (default 0.1)")
-    parser.add_argument("-o", "--output", required=True, help="the goal's YAML file")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="the goal's YAML file")
+    parser.add_argument("--plot", metavar="FILE", help="draw the motion over a period and how much "
+                        "of each joint's limits it uses (PNG, PDF, ...; needs matplotlib)")
     return parser
 
 
@@ -113,7 +115,41 @@ def main(argv=None) -> int:
     trajectory = result.series.joint_trajectory(args.rate, args.periods, order.names)
     print(report(result, trajectory, args, order, write_goal(args.output, trajectory)))
     print(uncertainty(model, result, args))
+    if args.plot:
+        from .plots import save
+        print(f"plot: {save(usage_figure(model, result.series, acceleration, args.margin), args.plot)}")
     return 0
+
+
+def usage_figure(model, series, acceleration_limit, margin):
+    """The motion over one period as the fraction of each joint's limits it uses at each instant
+    (position from the middle of the range, velocity, acceleration, effort: ±1 at a limit, the
+    margin's bound dashed), and the largest use of each per joint."""
+    from . import plots
+
+    times, fractions = limit_fractions(model, series, acceleration_limit)
+    fig, axes = plots.figure(len(LIMIT_KINDS) + 1, 1, size=(9.0, 11.0), title=(
+        f"{model.name}: excitation over one period ({series.period:g} s), as fractions of the "
+        "limits"))
+    for kind, values, ax in zip(LIMIT_KINDS, fractions, axes[:-1, 0]):
+        for j, name in enumerate(model.joint_names):
+            ax.plot(times, values[:, j], label=name)
+        for bound in (1.0 - margin, -(1.0 - margin)):
+            ax.axhline(bound, **plots.LIMIT)
+        ax.set_ylim(-1.05, 1.05)
+        ax.set_ylabel(f"{kind}\n(fraction of limit)")
+    axes[0, 0].legend(ncol=min(model.dof, 7), loc="upper center", bbox_to_anchor=(0.5, 1.3))
+    axes[-2, 0].set_xlabel("t (s)")
+    ax, width = axes[-1, 0], 0.8 / len(LIMIT_KINDS)
+    positions = np.arange(model.dof)
+    for k, (kind, values) in enumerate(zip(LIMIT_KINDS, fractions)):
+        ax.bar(positions + (k - 1.5) * width, np.abs(values).max(axis=0), width, label=kind)
+    ax.axhline(1.0 - margin, **plots.LIMIT)
+    ax.set_xticks(positions, model.joint_names)
+    ax.set_ylim(0.0, 1.3)
+    ax.set_ylabel("largest use\n(fraction of limit)")
+    ax.legend(ncol=len(LIMIT_KINDS), loc="upper center")
+    return fig
 
 
 def write_goal(path, trajectory) -> int:

@@ -1,11 +1,12 @@
-"""``robodyn-ros identify BAG --urdf NOMINAL -o IDENTIFIED.urdf``: a model from a recorded run.
+"""A model from a recorded run: robodyn-ros identify BAG --urdf FILE -o FILE
 
-Reads /joint_states from a rosbag2 (MCAP or sqlite3, as ``ros2 bag record`` or ``robodyn-ros demo
---record`` writes it) and, when the drives report no effort, the controller's effort commands
-(``--effort-topic``); filters and differentiates, estimates the base parameters (least squares, with
+Reads /joint_states from a rosbag2 (MCAP or sqlite3, as ros2 bag record or robodyn-ros demo puma
+--record writes it) and, when the drives report no effort, the controller's effort commands
+(--effort-topic); filters and differentiates, estimates the base parameters (least squares, with
 standard deviations) and the physically consistent full set, checks both on held-out data, and
-writes a URDF that carries the identified model (bodies, friction, armature) for any node, with
-``--json`` a report and ``--plot`` measured against predicted torques. doc/identification.md.
+writes a copy of the nominal URDF that carries the identified model (bodies, friction, armature)
+for any node, with --json a report and --plot measured against predicted torques
+(doc/identification.md).
 """
 from __future__ import annotations
 
@@ -19,21 +20,30 @@ import numpy as np
 
 from ..identification.identify import CUTOFF_HZ, METHODS, IdentificationError, identify
 from ..identification.samples import MAX_GAP
+from . import identify_currents
+from .commands import refuse
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="robodyn-ros identify", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("bag", help="rosbag2 directory (or .mcap / .db3 file) of the run")
-    parser.add_argument("--urdf", required=True, help="the nominal URDF (or .xacro) of the arm")
-    parser.add_argument("--root-link", help="first link of the chain (default: the URDF's root)")
-    parser.add_argument("--tip-link", help="last link of the chain (default: the single leaf)")
-    parser.add_argument("-o", "--output", required=True, help="the identified URDF to write")
+    parser.add_argument("--urdf", required=True, metavar="FILE",
+                        help="the nominal URDF (or .xacro) of the arm")
+    parser.add_argument("--root-link", metavar="LINK",
+                        help="first link of the chain (default: the URDF's root)")
+    parser.add_argument("--tip-link", metavar="LINK",
+                        help="last link of the chain (default: the single leaf)")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help="the identified URDF to write (a copy of the nominal one with the "
+                        "identified model in it)")
     parser.add_argument("--json", metavar="FILE", help="write the identification report as JSON")
     parser.add_argument("--plot", metavar="FILE", help="measured and predicted torques (PNG)")
     parser.add_argument("--topic", default="/joint_states", help="joint states (default: %(default)s)")
-    parser.add_argument("--effort-topic", metavar="TOPIC", help="the controller's effort commands "
-                        "(Float64MultiArray), used as the torque when the joint states carry none")
+    parser.add_argument("--effort-topic", metavar="TOPIC", help="the torques when the joint "
+                        "states carry none: computed_torque_controller's controller_state (each "
+                        "command paired with its state by stamp: record this one), or a "
+                        "controller's Float64MultiArray command topic (paired by arrival)")
     parser.add_argument("--effort-joints", nargs="+", metavar="NAME",
                         help="joint order of --effort-topic (default: the model's)")
     parser.add_argument("--holdout", metavar="BAG", help="a second recording to check the model "
@@ -49,7 +59,8 @@ def parse_args(argv):
     parser.add_argument("--friction", action="append", metavar="[JOINT=]FORM", help="friction form of "
                         "every joint or of one (repeatable): '+'-joined viscous, coulomb (symmetric) or "
                         "asymmetric, tanh=V (smooth Coulomb, velocity scale V), offset (default: "
-                        "asymmetric). What a URDF cannot carry goes to OUTPUT's .friction.yaml")
+                        "asymmetric). What a URDF cannot carry goes to the friction file beside the output: "
+                        "NAME.friction.yaml for NAME.urdf")
     parser.add_argument("--effort-delay", type=float, metavar="S", help="time by which each torque "
                         "acts after its state's stamp (default: half a sample for --effort-topic, "
                         "whose commands are held until the next state; 0 for measured efforts)")
@@ -60,6 +71,7 @@ def parse_args(argv):
                         "%(default)g)")
     parser.add_argument("--payload-only", action="store_true",
                         help="the arm is known: estimate only a rigid body added to the last link")
+    identify_currents.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -75,10 +87,14 @@ def main(argv=None) -> int:
             warnings.simplefilter("ignore")      # the nominal file's own complaints: not ours
             model = RobotModel.from_urdf(args.urdf, root_link=args.root_link, tip_link=args.tip_link)
         print(f"nominal model: {model!r} from {args.urdf}")
-        recordings = [read_joint_states(bag, model.joint_names, topic=args.topic,
-                                        effort_topic=args.effort_topic,
-                                        effort_joints=args.effort_joints)
-                      for bag in [args.bag] + ([args.holdout] if args.holdout else [])]
+        def read(bag):
+            return read_joint_states(bag, model.joint_names, topic=args.topic, effort_topic=args.effort_topic,
+                                     effort_joints=args.effort_joints)
+
+        recordings = [read(bag) for bag in [args.bag] + ([args.holdout] if args.holdout else [])]
+        recordings, drives, gains = identify_currents.efforts_to_torques(
+            args, model, recordings, read, friction_forms(args.friction, model.joint_names))
+        identify_currents.warn_if_not_torques(model, recordings[0])
         recording = recordings[0]
         delay = args.effort_delay
         if delay is None:
@@ -93,18 +109,32 @@ def main(argv=None) -> int:
         write_identified_urdf(args.urdf, model, result.standard_parameters, args.output,
                               root_link=args.root_link, tip_link=args.tip_link)
         result.friction.save(friction_file(args.output))
+        drives_written = identify_currents.write_drives(drives, gains, args.output)
     except (BagError, IdentificationError, ModelError, ValueError) as exc:
-        print(f"robodyn-ros identify: {exc}", file=sys.stderr)
-        return 2
+        return refuse("robodyn-ros identify", exc)
     print_report(result)
-    print(f"identified model written to {args.output}, its friction to {friction_file(args.output)}")
+    print(f"identified model written to {args.output} ({args.urdf} is unchanged)"
+          + (f", its drives to {drives_written}" if drives_written else ""))
+    print(friction_note(friction_file(args.output)))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result.report(), indent=2))
+        Path(args.json).write_text(json.dumps({**result.report(), **identify_currents.report(drives, gains)},
+                                              indent=2))
         print(f"report: {args.json}")
     if args.plot:
         plot_torques(result, args.plot)
     return 0
+
+
+def friction_note(path) -> str:
+    """Where the whole friction law went and who reads it: the nodes whose schema has a
+    friction_file parameter (read from the schemas, so that the line follows them)."""
+    from ..nodes.parameters import NODE_SCHEMAS, node_schema
+    readers = [node for node in NODE_SCHEMAS
+               if any(spec.name == "friction_file" for spec in node_schema(node))]
+    return (f"its friction, the whole law (smooth Coulomb, offsets), to {path}: read by "
+            f"{', '.join(readers) or 'no node'} (parameter friction_file); every other reader of the "
+            "URDF takes its friction as a sign law, without offsets")
 
 
 def friction_forms(specs, joints):
@@ -131,12 +161,13 @@ def print_report(result):
     print("processing: " + "; ".join(f"{k}: {v}" for k, v in result.processing.items()))
     print(f"cond(W_base) = {result.condition:.4g}; "
           f"states: {result.samples['training']} training, {result.samples['held-out']} held out")
-    print("RMS(tau - tau_hat) / RMS(tau) per joint, and ||tau - tau_hat|| / ||tau|| stacked")
+    print("RMS(tau - tau_hat) / RMS(tau) per joint, and ||tau - tau_hat|| / ||tau|| over all "
+          "joints, in %")
     width = max(11, 1 + max(map(len, joints)))
-    print(f"{'':24s}" + "".join(f"{j:>{width}s}" for j in joints) + f"{'stacked':>{width}s}")
+    print(f"{'':24s}" + "".join(f"{j:>{width}s}" for j in joints) + f"{'all joints':>{width}s}")
     for (data, estimate), fit in result.fits.items():
-        print(f"{data + ' / ' + estimate:24s}" + "".join(f"{x:{width}.2e}" for x in fit.relative)
-              + f"{fit.stacked:{width}.2e}")
+        print(f"{data + ' / ' + estimate:24s}" + "".join(f"{100 * x:{width}.3g}" for x in fit.relative)
+              + f"{100 * fit.stacked:{width}.3g}")
     print(f"{'residual RMS (base)':24s}" + "".join(f"{x:{width}.3g}" for x in result.least_squares.residual_rms))
     print(f"\n{result.base.count} base parameters ({result.method.upper()}), value ± std (%):")
     for expression, value, std, relative in zip(result.base.expressions(), result.least_squares.parameters,

@@ -1,20 +1,16 @@
-"""``robodyn-ros compile``: compile every numba kernel of the package into numba's cache now, so
-that no node start waits for it. From an empty cache: 91-98 s of CPU in 2 workers, 50-58 s of wall
-time on a 2-core machine (2026-12-01, seven groups; doc/install.md has each group's figure, and
-what made it so); a second run only loads the cache (a few seconds).
+"""Compile every numba kernel of the package into numba's cache now, so that no node start waits
+for it: about a minute and a half of CPU from an empty cache, shared among the cores
+(doc/performance.md has the figures); a second run only loads the cache (a few seconds).
 
 The kernel groups are independent, so each is compiled by a worker process of its own, as many at
-a time as there are cores, largest first; each prints its time as it finishes. numba writes a
-kernel's cache index (read it, add the new entry, write it back) without a lock: two processes
-saving two versions of one kernel at once could lose one's entry, or pair it with the other's
-machine code. The workers therefore save one at a time, under a lock of this command's (saving is
-milliseconds; compiling, which is what runs side by side, is seconds).
+a time as there are cores, largest first; each prints its time as it finishes. The workers save
+into the cache one at a time (numba updates a cache index without a lock of its own).
 
-``make venv`` runs it after installing; after ``colcon build`` run it once from the sourced
-workspace (doc/install.md). numba keeps the machine code in ``__pycache__`` next to each module
-when that directory is writable (a source checkout, a venv, a colcon install tree), else in the
-user's cache (``~/.cache/numba``), or in ``NUMBA_CACHE_DIR`` when set; a missing or stale cache
-(edited sources, another CPU) only means the first start compiles again.
+make venv runs it after installing; after colcon build run it once from the sourced workspace
+(doc/install.md). numba keeps the machine code in __pycache__ next to each module when that
+directory is writable (a source checkout, a venv, a colcon install tree), else in the user's cache
+(~/.cache/numba), or in NUMBA_CACHE_DIR when set; a missing or stale cache (edited sources,
+another CPU) only means the first start compiles again.
 """
 import argparse
 import concurrent.futures

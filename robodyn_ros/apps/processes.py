@@ -1,7 +1,7 @@
 """Nodes in processes of their own, started without the launch system (``python -m`` of each node
 module, so each has its own interpreter and GIL and every message crosses DDS on loopback), each
 with its output in a log file; used by ``robodyn-ros demo`` (the arm and the Stewart platform) and
-``robodyn-ros fuzz``; and what the demos share: their runs, their outputs, their error plot."""
+``robodyn-ros dev fuzz``; and what the demos share: their runs, their outputs, their error plot."""
 from __future__ import annotations
 
 import json
@@ -13,6 +13,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .commands import RunFailed
 
 
 #: lines of each node's log a failed run prints
@@ -60,7 +62,7 @@ class NodeProcesses:
 
     def check(self):
         for name, status in self.dead().items():
-            raise RuntimeError(f"{name} exited with status {status} (its log: {self.log(name)})")
+            raise RunFailed(f"{name} exited with status {status} (its log: {self.log(name)})")
 
     def report(self, why: str, died: dict) -> None:
         """Each node's exit code and the tail of its log, after a run that failed (``why``);
@@ -94,7 +96,8 @@ class NodeProcesses:
             self.exit_codes[name] = proc.returncode
             log.close()
         if kind is not None and issubclass(kind, Exception):   # not on Ctrl-C: the user knows
-            self.report(f"{kind.__name__}: {error}", died)
+            self.report(str(error) if isinstance(error, RunFailed) else f"{kind.__name__}: {error}",
+                        died)
 
 
 #: The wall-clock watchdogs of the demos' step-locked nodes (the simulator's command_timeout, the
@@ -129,29 +132,28 @@ def loopback_dds() -> str:
 
 
 def spin_until(executor, procs, done, timeout, what):
-    """Spin until ``done()``; RuntimeError when a node died, TimeoutError after ``timeout`` s."""
+    """Spin until ``done()``; RunFailed when a node died or after ``timeout`` s."""
     deadline = time.monotonic() + timeout
     while not done():
         procs.check()
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: nothing after {timeout:g} s")
+            raise RunFailed(f"{what}: nothing after {timeout:g} s (the nodes' logs above say "
+                            "what they were doing)")
         executor.spin_once(timeout_sec=0.05)
 
 
 def record(executor, procs, now, start, until, label, lead_in):
-    """Spin while a demo run records, its progress printed every 0.5 s, until the simulated time
-    ``now()`` reaches ``start + until``; returns the run's real-time factor."""
-    first_t, first_wall, printed = now(), time.monotonic(), [0.0]
+    """Spin while a demo run records, its progress shown (``progress``: the caller ends the line
+    with ``progress.done``), until the simulated time ``now()`` reaches ``start + until``;
+    returns the run's real-time factor."""
+    from .progress import progress
+    first_t, first_wall = now(), time.monotonic()
 
-    def progress():
-        wall = time.monotonic()
-        if wall - printed[0] > 0.5:
-            printed[0] = wall
-            print(f"\r  {label:>16s}: t = {max(now() - start, -lead_in):5.2f} / {until:.2f} s",
-                  end="", flush=True)
+    def recorded():
+        progress.show(f"  {label:>16s}: t = {max(now() - start, -lead_in):5.2f} / {until:.2f} s")
         return now() >= start + until
 
-    spin_until(executor, procs, progress, 10 * (until + lead_in) + 30, f"{label}: the run")
+    spin_until(executor, procs, recorded, 10 * (until + lead_in) + 30, f"{label}: the run")
     return (now() - first_t) / (time.monotonic() - first_wall)
 
 
@@ -165,28 +167,22 @@ def plot_errors(path, results, panels, title, xlabel, symlog=None):
     ``label``, ``t`` and ``error``, samples x 6) over time, its bound dashed. ``panels``: one
     (title, y label, bound) per axis; ``symlog``: per axis, the linear range of a symmetric log
     scale (for runs whose errors span decades), or None."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from . import plots
 
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7), sharex=True)
+    fig, axes = plots.figure(2, 3, size=(14, 7), sharex=True, title=title)
     for j, ((name, ylabel, bound), ax) in enumerate(zip(panels, axes.flat)):
         for r in results:
             ax.plot(r["t"], r["error"][:, j], label=r["label"], lw=1.0)
         for sign in (1, -1):
-            ax.axhline(sign * bound, color="k", ls="--", lw=0.8)
+            ax.axhline(sign * bound, **plots.LIMIT)
         if symlog is not None:
             ax.set_yscale("symlog", linthresh=symlog[j])
         ax.set_title(name)
         ax.set_ylabel(ylabel)
-        ax.grid(True, lw=0.3)
     for ax in axes[-1]:
         ax.set_xlabel(xlabel)
-    axes.flat[0].legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    axes.flat[0].legend()
+    plots.save(fig, path)
 
 
 def run_all(prefix: str, runs, run_one) -> list:
@@ -214,5 +210,6 @@ def write_outputs(plot_path, json_path, results, plot, summary) -> None:
         plot(results, plot_path)
         print(f"plot: {plot_path}")
     if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps(summary, indent=2))
         print(f"results: {json_path}")

@@ -1,9 +1,9 @@
-"""``robodyn-ros security KEYSTORE``: a DDS-Security keystore holding every enclave of the package,
-each with the permissions the shipped policy (config/robodyn_ros.policy.xml) grants it, made with
-sros2's Python API; it prints the environment a secured node needs (doc/security.md).
+"""A DDS-Security keystore holding every enclave of the package, each with the permissions the
+shipped policy (config/robodyn_ros.policy.xml) grants it, made with sros2's Python API; it prints
+the environment a secured node needs (doc/security.md).
 
-The same as ``ros2 security create_keystore KEYSTORE`` followed by ``ros2 security
-generate_artifacts -k KEYSTORE -p robodyn_ros.policy.xml``. The keys carry ``ROS_DOMAIN_ID``.
+The same as ros2 security create_keystore KEYSTORE followed by ros2 security generate_artifacts
+-k KEYSTORE -p robodyn_ros.policy.xml. The keys carry the ROS_DOMAIN_ID they are made for.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ..plumbing.resources import find_share_file
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="robodyn-ros security", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("keystore", type=Path, help="the keystore directory (made if missing; "
+    parser.add_argument("keystore", type=Path, metavar="KEYSTORE", help="the keystore directory (made if missing; "
                         "an existing keystore gets the enclaves added or renewed)")
     parser.add_argument("--also", type=Path, nargs="+", default=[], metavar="POLICY",
                         help="policies of your own (your nodes' enclaves) made into the same "

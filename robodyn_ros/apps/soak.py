@@ -1,29 +1,27 @@
-"""``robodyn-ros soak``: the controller as it runs in service, for as long as asked (issue 23 §5).
+"""The controller as it runs in service, for as long as asked.
 
-    robodyn-ros soak [--duration 3600] [--warmup 120] [--goal-period 2] [--json FILE]
+    robodyn-ros dev soak [--duration 3600] [--warmup 120] [--goal-period 2] [--json FILE]
 
-``arm_simulator`` (PUMA 560, 1 kHz, not step-locked) and ``computed_torque_controller``
-(simulated time, one command per state) run in processes of their own on loopback DDS, on a
-domain of the run's own, as in ``robodyn-ros fuzz``; the arm is simulated so that the goals move
-it and can succeed. This process stands where the drive and MoveIt stand: it times every effort
-command on arrival, listens to ``~/controller_state`` and ``/diagnostics``, and sends a
-FollowJointTrajectory goal every ``--goal-period`` s of simulated time, the arm between two
-poses: one goal in ten lasts 1.5 periods and is preempted by the next (expected ABORTED,
-INVALID_GOAL), one in twenty is cancelled halfway (CANCELED), every other one must reach its end
-within the goal tolerances (SUCCEEDED). A goal goes out a period after the one before and, unless
-that one is to be preempted, once its result is in (5 periods at most): a machine too loaded to
-simulate in real time, or a stall of this process, delays the goals instead of changing their
-outcomes.
+arm_simulator (PUMA 560, 1 kHz, not step-locked) and computed_torque_controller (simulated time,
+one command per state) run in processes of their own on loopback DDS, on a domain of the run's
+own, as in robodyn-ros dev fuzz; the arm is simulated so that the goals move it and can succeed.
+This process stands where the drive and MoveIt stand: it times every effort command on arrival,
+listens to the controller state and /diagnostics, and sends a FollowJointTrajectory goal every
+--goal-period s of simulated time, the arm between two poses: one goal in ten lasts 1.5 periods
+and is preempted by the next (expected: aborted, an invalid-goal error code), one in twenty is
+cancelled halfway (CANCELED), every other one must reach its end within the goal tolerances
+(SUCCEEDED). A goal goes out a period after the one before and, unless that one is to be
+preempted, once its result is in (5 periods at most): a machine too loaded to simulate in real
+time, or a stall of this process, delays the goals instead of changing their outcomes.
 
-Every ``--interval`` s (60) a row: the controller's RSS, CPU (user + system over the interval),
-threads and open file descriptors from /proc, the largest gap between commands, the goals'
-outcomes, the real-time factor of the simulation, the controller's own largest period between
-states (its /diagnostics), this process's longest stall (a gap it measures may be its own), the
-controller's stale spells (its log), the machine's load and CPU use (the other processes');
-printed as it comes and, with ``--json``, the report rewritten (partial results survive a stopped
-run). The verdict: after ``--warmup`` s the RSS stays within
-``--rss-bound`` MB (max - min of the rows), threads and fds constant; no gap between commands over
-2 periods + the watchdog's bound (``robodyn_ros.apps.fuzz.observer.gap_bound``; measured in this
+Every --interval s (60) a row: the controller's RSS, CPU (user + system over the interval),
+threads and open file descriptors, the largest gap between commands, the goals' outcomes, the
+real-time factor of the simulation, the controller's own largest period between states (its
+/diagnostics), this process's longest stall (a gap it measures may be its own), the controller's
+stale spells (its log), the machine's load and CPU use (the other processes'); printed as it
+comes and, with --json, the report rewritten (partial results survive a stopped run). The
+verdict: after --warmup s the RSS stays within --rss-bound MB (max - min of the rows), threads
+and fds constant; no gap between commands over 2 periods + the watchdog's bound (measured in this
 process, so its own stalls count too); every goal's outcome the expected one; both nodes alive.
 Exit 0 when it holds, 1 when not. SIGINT ends the run early, reported.
 """
@@ -43,6 +41,7 @@ from collections import Counter
 from pathlib import Path
 
 from .benchmarks.latency import COMMAND_TOPIC, JOINTS
+from .commands import check_outputs
 from ..control.goal import INVALID_GOAL, SUCCESSFUL
 from .fuzz.inputs import Q0
 from .fuzz.observer import CONTROLLER, STATE_TIMEOUT, gap_bound, start_arm
@@ -429,13 +428,16 @@ def summary(report: dict) -> str:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = argparse.ArgumentParser(prog="robodyn-ros soak", description=__doc__,
+    parser = argparse.ArgumentParser(prog="robodyn-ros dev soak", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=float, default=3600.0, help="seconds (3600)")
-    parser.add_argument("--warmup", type=float, default=120.0,
+    parser.add_argument("--duration", type=float, default=3600.0, metavar="S",
+                        help="seconds (3600)")
+    parser.add_argument("--warmup", type=float, default=120.0, metavar="S",
                         help="seconds before the RSS, threads and fds must stay flat (120)")
-    parser.add_argument("--goal-period", type=float, default=2.0, help="s between goals (2)")
-    parser.add_argument("--interval", type=float, default=60.0, help="s between rows (60)")
+    parser.add_argument("--goal-period", type=float, default=2.0, metavar="S",
+                        help="s between goals (2)")
+    parser.add_argument("--interval", type=float, default=60.0, metavar="S",
+                        help="s between rows (60)")
     parser.add_argument("--rss-bound", type=float, default=1.0, metavar="MB",
                         help="largest RSS growth after the warm-up (1 MB)")
     parser.add_argument("--state-timeout", type=float, default=STATE_TIMEOUT, metavar="S",
@@ -443,6 +445,11 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON (each row)")
     parser.add_argument("--logs", metavar="DIR", help="keep the nodes' logs in DIR")
     args = parser.parse_args(argv)
+    if not (args.duration > 0 and args.warmup >= 0 and args.goal_period > 0 and args.interval > 0
+            and args.rss_bound > 0 and args.state_timeout > 0):
+        parser.error("--duration, --goal-period, --interval, --rss-bound and --state-timeout "
+                     "must be > 0, --warmup >= 0")
+    check_outputs(parser, {"--json": args.json})
     write = (lambda r: Path(args.json).write_text(json.dumps(r, indent=1) + "\n")) \
         if args.json else None
     report = run(args.duration, args.warmup, args.goal_period, args.interval, args.rss_bound,

@@ -48,8 +48,10 @@ class CollisionGuard:
     the observer and the floating reaction include the model's friction (the law's setting).
     ``shapes``: the links' collision shapes (``contact_location.link_shapes``): while the event
     lasts, each time the residual reaches RELOCATE times the strength it was last located at (and
-    at detection, and when the isolation moves) the event's ``located`` is the link nearest the
-    wrench estimate's line of action among the isolated link and those after it."""
+    at detection, and when the isolation moves) the event's ``located`` is the link of the
+    contact that explains the residual (``contact_location.contact``) among the isolated link and
+    those after it, a shape fixed to a link counted as that link's; ``located_at``: the time of
+    that state."""
 
     def __init__(self, model, gain, thresholds: Thresholds | None, links, reaction: str = "stop",
                  reflex_gain: float = 1.0, reflex_duration: float = 0.1, friction: bool = True,
@@ -67,6 +69,7 @@ class CollisionGuard:
         self.detector = None if thresholds is None else CollisionDetector(thresholds, links)
         self.model, self.links, self.shapes = model, tuple(links), tuple(shapes)
         self._strength = 0.0   # max |r_i| / h_i when the event was last located
+        self.located_at = None  # the time of the state the event was last located at
         self.moved = False     # whether this cycle moved the event's isolation or location
         self.reaction, self.reflex_gain, self.reflex_duration = reaction, reflex_gain, reflex_duration
         self._float = GravityCompensation(model, {"friction": friction})
@@ -77,6 +80,10 @@ class CollisionGuard:
         self.measured = torque == "measured"
         self._effort = None          # the state's measured effort (chain order), when measured
         self.unmeasured = 0          # states without a usable effort: the command stood in
+        #: None: a contact is located here, in the cycle; else ``locate_later(guard, event, q, r,
+        #: first)`` locates it elsewhere (``locate``'s arguments, copies) and calls :meth:`place`
+        #: (a node: the locator's milliseconds must not delay the detection cycle's command)
+        self.locate_later = None
 
     def follow(self, law) -> None:
         """Take the model from an adaptive law's current estimates (a payload it learned is no
@@ -105,6 +112,9 @@ class CollisionGuard:
             return False
         r = self.observer.advance(q, qd, applied, dt)   # the loop's float64 vectors
         self.moved = False
+        if r is None:             # a residual that would not be finite: kept out, start afresh
+            self._last_t = None
+            return False
         if self.detector is None:
             return False
         known = self.event
@@ -119,11 +129,21 @@ class CollisionGuard:
         strength = float(np.max(np.abs(r) / self.detector.thresholds.at(qd)))
         if not (new or self.detector.moved or strength >= RELOCATE * self._strength):
             return
-        self._strength = strength
-        joint = locate(self.model, self.shapes, q, r, self.links.index(event.link))
-        if joint is not None and self.links[joint] != event.located:
-            self.event = self.detector.event = dataclasses.replace(event,
-                                                                   located=self.links[joint])
+        self._strength, self.located_at = strength, self._last_t
+        first = self.links.index(event.link)
+        if self.locate_later is not None:
+            return self.locate_later(self, event, q.copy(), r.copy(), first)
+        self.place(event, locate(self.model, self.shapes, q, r, first))
+
+    def place(self, event, joint: int | None) -> bool:
+        """The contact of ``event`` located on the body ``joint`` moves (``locate``'s answer), if
+        that event still stands: whether the standing event's ``located`` changed."""
+        now = self.event
+        if joint is None or now is None or now.time != event.time or \
+                self.links[joint] == now.located:
+            return False
+        self.event = self.detector.event = dataclasses.replace(now, located=self.links[joint])
+        return True
 
     @property
     def reacting(self) -> bool:

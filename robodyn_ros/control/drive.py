@@ -16,7 +16,9 @@ The friction is left out where it is made: behind a drive that compensates frict
 the collision reactions and the momentum observer leave the model's friction out (the law is
 built with ``friction: false``), so the command removes exactly the friction the law would have
 added, smooth or not, and nothing it did not add (a friction removed from a law that added none
-chattered ±Fc at rest on velocity noise).
+chattered ±Fc at rest on velocity noise). The stage computes no friction: the model's friction,
+whatever its form (``newton_euler.joint_friction``, where a friction file's tanh scale and offset
+are), is computed only where a law, a reaction or the observer adds it.
 
 Its rate limit (``rate``, N·m/s per joint: libfranka refuses more than 1000, ``kMaxTorqueRate``)
 bounds the change the drive applies in any one cycle to ``rate`` · ``period``: between two

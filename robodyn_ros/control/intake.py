@@ -7,7 +7,7 @@ any other read field by field (``reader.read``) and matched by name (``ControlLo
 ``reader`` is the node's (``nodes.messages.JointStateReader``): ``names``, ``names_bytes`` and
 ``stamp`` of the last state read, ``take(raw, match, q, qd)`` -> its stamp or None,
 ``read(raw)`` -> (stamp, names, position, velocity, effort). ``lock`` guards the loop against
-the watchdog's thread.
+the node's other threads (the node's cycle holds it already: a reentrant lock).
 """
 from __future__ import annotations
 

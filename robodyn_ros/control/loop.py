@@ -41,7 +41,7 @@ from .loop_report import LoopReport, _Window  # noqa: F401  (the tests' window)
 from .measurement import Measurement
 from .outcomes import (ERROR, OK, WARN, Accepted, Command, Dropped, LawFailure,  # noqa: F401
                        Rejection, Stale)
-from .reference import Reference
+from .reference import PreparedTrajectory, Reference
 from .safe_commands import ON_TIMEOUT, SafeCommands
 from .succession import carry_over
 from .trajectory import JointTrajectory
@@ -83,6 +83,10 @@ class ControlLoop:
         # one): ``drive_holds`` (joints order: a controller configured again), else none yet, 0
         self._effort = np.empty(n) if effort_out is None else effort_out
         self._effort[:] = 0.0 if drive_holds is None else drive_holds
+        # answer's clocks (cycle_steps.take_ordinary_state, ordinary_dt): now, the newest time
+        # taken (0: none), state_timeout, the last cycle's, how far ahead a stamp may be
+        self._times = np.zeros(5)
+        self._times[TIMEOUT], self._times[AHEAD] = self.state_timeout, future_stamp_tolerance
         self._stage = CommandStage(model, order.index, self._effort, Drive(), clock)
         self._path = CommandPath(model, order, self._stage, log, steady)
         self.saturations, self.rate_limits = self._path.saturations, self._path.rate_limits
@@ -101,10 +105,6 @@ class ControlLoop:
         self.q, self.qd = np.zeros(n), np.zeros(n)
         self.stamp = 0.0  # its header stamp in seconds; 0 for an unstamped state
         self._latest: float | None = None  # its time (the stamp, else the clock at arrival)
-        # answer's clocks (cycle_steps.take_ordinary_state, ordinary_dt): now, the newest time
-        # taken (0: none), state_timeout, the last cycle's, how far ahead a stamp may be
-        self._times = np.zeros(5)
-        self._times[TIMEOUT], self._times[AHEAD] = self.state_timeout, future_stamp_tolerance
         self.received: float | None = None  # steady time of the last valid state
         # the last cycle's (q_d, q̇_d, q̈_d): the reference's samples, or its set point
         self.reference: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -241,12 +241,32 @@ class ControlLoop:
                        start: float | None = None) -> Accepted | Rejection:
         """Follow ``trajectory`` from ``start`` (its header stamp; None: now), JTC's rules.
         The reference may hold at most max_trajectory_points segments (queued ones included)."""
-        reason = self.check_trajectory(trajectory, start) or self._ref.follow(trajectory, start)
-        if reason:
-            return self.reject(reason)
+        result = None
+        while result is None:
+            result = self.take_trajectory(self.prepare_trajectory(trajectory, start))
+        return result
+
+    def prepare_trajectory(self, trajectory: JointTrajectory,
+                           start: float | None = None) -> PreparedTrajectory | Rejection:
+        """set_trajectory's work, which changes nothing: the checks and the reference's new
+        segments (a 10,000-point trajectory: 30-100 ms), so that a caller sharing the loop with
+        the cycle's thread takes it under the lock in microseconds (:meth:`take_trajectory`)."""
+        prepared = self.check_trajectory(trajectory, start) or self._ref.prepare(trajectory, start)
+        return self.reject(prepared) if isinstance(prepared, str) else prepared
+
+    def take_trajectory(self, prepared: PreparedTrajectory | Rejection
+                        ) -> Accepted | Rejection | None:
+        """Follow a trajectory :meth:`prepare_trajectory` made ready (its Rejection is returned as
+        is); None, nothing changed, if the reference moved meanwhile (a hold): prepare it again."""
+        if isinstance(prepared, Rejection):
+            return prepared
+        if self.collided:
+            return self.reject(self.collided_reason())
+        if not self._ref.take(prepared):
+            return None
         self._joint_reference_takes_over()
-        return Accepted(f"trajectory of {trajectory.times.size} point(s) accepted, reference "
-                        f"ends at t = {self._ref.sampler.end_time:.3f} s")
+        return Accepted(f"trajectory of {prepared.trajectory.times.size} point(s) accepted, "
+                        f"reference ends at t = {self._ref.sampler.end_time:.3f} s")
 
     def set_reference(self, positions, velocities=(), accelerations=()) -> Accepted | Rejection:
         """One reference point in `joints` order, used as is until replaced (empty velocities

@@ -40,14 +40,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..dynamics.friction import FrictionModel
-
 from ..dynamics.base_parameters import base_parameters
 from ..dynamics.inertial_parameters import BODY_COLUMNS, DRIVE_COLUMNS, parameter_names, standard_parameters
 from ..dynamics.joint_frames import inertia, place_joint, rotate_back, to_parent
+from ..dynamics.newton_euler import joint_friction
 from ..dynamics.layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR,
                                INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRE_ORIGIN, PRISMATIC, VISCOUS)
 from ..plumbing.kernels import (BOOL, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, NDARRAY, VECTOR, Direct,
-                                inline, kernel)
+                                inline, kernel, scratch)
 from .gains import per_joint
 
 __all__ = ["MomentumObserver", "momentum_terms", "warm_up"]
@@ -141,11 +141,7 @@ def momentum_into(P, q, qd, friction, ws, p, beta):
         p[i] += P[i, ARMATURE] * qd[i]
         b = c - g
         if friction:
-            b -= P[i, VISCOUS] * qd[i]
-            if qd[i] > 0.0:
-                b -= P[i, COULOMB_POS]
-            elif qd[i] < 0.0:
-                b += P[i, COULOMB_NEG]
+            b -= joint_friction(P, i, qd[i])
         beta[i] = b
         if i > 0:
             P0, P1, P2, L0, L1, L2 = to_parent(ws, i, P0, P1, P2, L0, L1, L2)
@@ -167,16 +163,28 @@ def observer_step(P, rows, cols, estimate, q, qd, tau, dt, gain, friction, ws, s
     (rows[k], cols[k]) first; ``state`` rows: p_{k−1}, β_{k−1}, p_k and β_k as scratch, q_{k−1},
     q̇_{k−1}. When the estimate moved, p_{k−1} and β_{k−1} are taken again with it: a change of
     the parameters is no change of the momentum (differenced, it was a spike of
-    (M(θ̂_k) − M(θ̂_{k−1})) q̇ / Δt, tens of N m while the adaptive law learns a tool)."""
+    (M(θ̂_k) − M(θ̂_{k−1})) q̇ / Δt, tens of N m while the adaptive law learns a tool).
+
+    Checked before it is kept: False, and P, r and the state as they were, when the estimate, the
+    momentum, its terms or r come out NaN or inf (finite inputs can overflow); True when kept."""
     n = q.shape[0]
+    m = rows.shape[0]
     if (P.shape[0] != n + 1 or qd.shape[0] != n or tau.shape[0] != n or gain.shape[0] != n
-            or r.shape[0] != n or estimate.shape[0] != rows.shape[0]):
+            or r.shape[0] != n or estimate.shape[0] != m):
         raise ValueError("expected q, qd and tau of one value per joint of the model")
+    work = scratch(3, n)             # p_{k−1}, β_{k−1} (taken again if the estimate moved), r_k
+    saved = scratch(1, m + 1)[0]     # P's cells before the estimate
     moved = False
-    for k in range(rows.shape[0]):
-        if P[rows[k], cols[k]] != estimate[k]:
+    for k in range(m):
+        if not np.isfinite(estimate[k]):
+            return False
+        saved[k] = P[rows[k], cols[k]]
+        if saved[k] != estimate[k]:
             P[rows[k], cols[k]] = estimate[k]
             moved = True
+    for i in range(n):
+        work[0, i] = state[0, i]
+        work[1, i] = state[1, i]
     p, beta = state[2], state[3]
     # the last state's momentum again if the estimate moved, then this state's: one call written
     # once, so that numba compiles momentum_into once here, not twice (some 1.5 s)
@@ -184,20 +192,64 @@ def observer_step(P, rows, cols, estimate, q, qd, tau, dt, gain, friction, ws, s
         if now:
             x, xd, to_p, to_beta = q, qd, p, beta
         else:
-            x, xd, to_p, to_beta = state[4], state[5], state[0], state[1]
+            x, xd, to_p, to_beta = state[4], state[5], work[0], work[1]
         momentum_into(P, x, xd, friction, ws, to_p, to_beta)
+    kept = True
     for i in range(n):
-        u = (p[i] - state[0, i]) / dt - tau[i] - 0.5 * (beta[i] + state[1, i])
-        r[i] -= np.expm1(-gain[i] * dt) * (u - r[i])
+        u = (p[i] - work[0, i]) / dt - tau[i] - 0.5 * (beta[i] + work[1, i])
+        work[2, i] = r[i] - np.expm1(-gain[i] * dt) * (u - r[i])
+        kept = kept and np.isfinite(work[2, i]) and np.isfinite(p[i]) and np.isfinite(beta[i])
+    if not kept:
+        for k in range(m):
+            P[rows[k], cols[k]] = saved[k]
+        return False
+    for i in range(n):
+        r[i] = work[2, i]
         state[0, i] = p[i]
         state[1, i] = beta[i]
         state[4, i] = q[i]
         state[5, i] = qd[i]
+    return True
+
+
+@kernel
+def observer_reset(P, rows, cols, estimate, q, qd, friction, ws, state, r):
+    """Start the observer at (q, q̇) (``observer_step``'s arrays): the estimate into P, p(0) and
+    β(0) there, r = 0. False, and nothing changed, when the estimate or the terms are not finite."""
+    n = q.shape[0]
+    m = rows.shape[0]
+    if P.shape[0] != n + 1 or qd.shape[0] != n or r.shape[0] != n or estimate.shape[0] != m:
+        raise ValueError("expected q and qd of one value per joint of the model")
+    for k in range(m):
+        if not np.isfinite(estimate[k]):
+            return False
+    saved = scratch(1, m + 1)[0]
+    for k in range(m):
+        saved[k] = P[rows[k], cols[k]]
+        P[rows[k], cols[k]] = estimate[k]
+    p, beta = state[2], state[3]
+    momentum_into(P, q, qd, friction, ws, p, beta)
+    kept = True
+    for i in range(n):
+        kept = kept and np.isfinite(p[i]) and np.isfinite(beta[i])
+    if not kept:
+        for k in range(m):
+            P[rows[k], cols[k]] = saved[k]
+        return False
+    for i in range(n):
+        state[0, i] = p[i]
+        state[1, i] = beta[i]
+        state[4, i] = q[i]
+        state[5, i] = qd[i]
+        r[i] = 0.0
+    return True
 
 
 _MOMENTUM = Direct(momentum_one, C_MATRIX, VECTOR, VECTOR, BOOL, VECTOR, VECTOR)
 _STEP = Direct(observer_step, C_MATRIX, INDEX_VECTOR, INDEX_VECTOR, VECTOR, VECTOR, VECTOR, VECTOR,
                FLOAT, VECTOR, BOOL, C_MATRIX, C_MATRIX, VECTOR)
+_RESET = Direct(observer_reset, C_MATRIX, INDEX_VECTOR, INDEX_VECTOR, VECTOR, VECTOR, VECTOR, BOOL,
+                C_MATRIX, C_MATRIX, VECTOR)
 _NOWHERE = np.zeros(0, dtype=np.intp)
 _NOTHING = np.zeros(0)
 
@@ -235,31 +287,35 @@ class MomentumObserver:
     """The residual r ≈ τ_ext of ``model`` (module docstring), a gain K_O (1/s, one value or one
     per joint, each > 0) and the model's friction unless ``friction`` is false; or ``friction`` a
     ``dynamics.friction.FrictionModel`` (an identified URDF's friction file), used instead of the
-    model's: its τ_f is taken out of τ with the trapezoid β has, ½ (τ_f(q̇_k) + τ_f(q̇_{k−1})).
+    model's (the observer's model is then ``model.with_friction(friction)``).
 
     ``reset(q, q̇)`` starts it (r = 0, p(0) = M q̇); then once per cycle ``step(q, q̇, τ, Δt)`` with
     the torque applied over the Δt that ended at the state (the command sent at the previous
     cycle, or the measured effort); it returns ``residual``, an array updated in place.
     ``follow(law)``: from then on the parameters are the adaptive law's current estimates.
+    ``revision`` counts the follows: a native handle built before one refuses to step
+    (``control.native``), since the arrays it shares are no longer the observer's.
     """
 
     def __init__(self, model, gain, friction=True):
+        if isinstance(friction, FrictionModel):
+            model, friction = model.with_friction(friction), True
         self.model, self.dof = model, model.dof
         self.gain = per_joint("gain", gain, model.dof).copy()
         if not np.all((self.gain > 0.0) & np.isfinite(self.gain)):
             raise ValueError(f"gain K_O must be finite and > 0 for every joint (1/s), got "
                              f"{self.gain.tolist()}")
-        self.friction_model = friction if isinstance(friction, FrictionModel) else None
-        self.friction = self.friction_model is None and bool(friction)   # the kernel's own
-        self._friction_before = np.zeros(model.dof)
+        self.friction = bool(friction)
         self._P = np.array(model.params)   # writable: follow() writes estimates into it
         self._rows, self._cols, self._law = _NOWHERE, _NOWHERE, None
         self._ws = np.zeros((model.dof, WORKSPACE_COLUMNS))
         self._state = np.zeros((6, model.dof))
         self.residual = np.zeros(model.dof)
         self._started = False
+        self.revision = np.zeros(1, dtype=np.int64)   # in an array: a native step reads it
         _MOMENTUM.ready()
         _STEP.ready()
+        _RESET.ready()
 
     def follow(self, law) -> None:
         """Take the parameters from ``law`` (an ``AdaptiveComputedTorque`` on this observer's arm)
@@ -273,6 +329,7 @@ class MomentumObserver:
         β_(k−1) again with the new estimate (one more pass), since a change of the parameters is
         no change of the momentum."""
         self._started = False
+        self.revision[0] += 1
         if law is None:
             self._P, self._rows, self._cols, self._law = np.array(self.model.params), _NOWHERE, _NOWHERE, None
             return
@@ -314,12 +371,13 @@ class MomentumObserver:
         return p, beta
 
     def reset(self, q, qd) -> None:
-        """Start from the state (q, q̇): r = 0 and p(0) from the current parameters."""
-        self._state[0], self._state[1] = self.terms(q, qd)
-        self._state[4], self._state[5] = q, qd
-        if self.friction_model is not None:
-            self._friction_before = self.friction_model.torques(self._state[5])
-        self.residual[:] = 0.0
+        """Start from the state (q, q̇): r = 0 and p(0) from the current parameters; ValueError,
+        and nothing changed, where p(0) or the terms are not finite."""
+        q, qd = _vector(q, self.dof, "q"), _vector(qd, self.dof, "qd")
+        if not _RESET.call(self._P, self._rows, self._cols, self._estimate(), q, qd, self.friction,
+                           self._ws, self._state, self.residual):
+            raise ValueError("MomentumObserver.reset: the momentum at this state is not finite "
+                             f"(q {q.tolist()}, qd {qd.tolist()})")
         self._started = True
 
     def step(self, q, qd, tau, dt):
@@ -332,18 +390,22 @@ class MomentumObserver:
                                                                    (tau, "tau")))
         if not dt > 0.0 or dt == np.inf:
             raise ValueError(f"dt must be finite and > 0 s, got {dt!r}")
-        return self.advance(q, qd, tau, float(dt))
+        r = self.advance(q, qd, tau, float(dt))
+        if r is None:
+            raise ValueError("MomentumObserver.step: the residual at this state is not finite (NaN "
+                             "or inf in q, qd or tau, or their momentum); the observer is where it "
+                             "was: reset it")
+        return r
 
     def advance(self, q, qd, tau, dt: float):
         """:meth:`step` without its checks, for a caller that passes float64 vectors of ``dof``
         values and a float dt > 0 after a reset (the collision guard, at 1 kHz: the checks were
-        half of the step's Python)."""
-        if self.friction_model is not None:
-            now = self.friction_model.torques(qd)
-            tau, self._friction_before = tau - 0.5 * (now + self._friction_before), now
-        _STEP.call(self._P, self._rows, self._cols, self._estimate(), q, qd, tau, dt,
-                   self.gain, self.friction, self._ws, self._state, self.residual)
-        return self.residual
+        half of the step's Python). None, and the observer where it was, when the step's residual
+        would not be finite (reset it then: the state it differences from is the last kept)."""
+        if _STEP.call(self._P, self._rows, self._cols, self._estimate(), q, qd, tau, dt,
+                      self.gain, self.friction, self._ws, self._state, self.residual):
+            return self.residual
+        return None
 
 
 def warm_up(notify=print):
@@ -353,4 +415,5 @@ def warm_up(notify=print):
     def exercise():
         _MOMENTUM.ready()
         _STEP.ready()
+        _RESET.ready()
     return _warm_up("momentum observer kernels", exercise, notify)

@@ -5,6 +5,8 @@ of a measured position. Positions beyond the URDF's limits by more than a margin
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -12,6 +14,16 @@ import numpy as np
 from ..plumbing.reasons import bounded
 from .joints import JointOrder
 from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler, limit_violation
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedTrajectory:
+    """A trajectory checked and its reference built (:meth:`Reference.prepare`), from the
+    reference whose pieces were ``base``."""
+    trajectory: JointTrajectory
+    sampler: TrajectorySampler
+    base: tuple
+    span: tuple[float, float]
 
 
 class Reference:
@@ -64,18 +76,27 @@ class Reference:
             return f"trajectory: it ends in the past ({end:.6f} s, now {now:.6f} s)"
         return ""
 
-    def follow(self, trajectory: JointTrajectory, start: float | None) -> str:
-        """Follow a checked ``trajectory`` from ``start`` (None: now): why not, or ''."""
-        now = self._clock()
+    def prepare(self, trajectory: JointTrajectory, start: float | None) -> PreparedTrajectory | str:
+        """A checked ``trajectory`` (from ``start``, None: now) made ready to follow, changing
+        nothing (the new segments are built on a copy of the sampler: the slow part, outside the
+        lock a caller shares with the cycle): why not, or the :class:`PreparedTrajectory`."""
+        now, sampler = self._clock(), copy.copy(self.sampler)   # _set_pieces replaces, never edits
         try:
-            self.sampler.set_trajectory(trajectory.reordered(self.model.joint_names), now,
-                                        start or None)
+            sampler.set_trajectory(trajectory.reordered(self.model.joint_names), now, start or None)
         except TrajectoryError as exc:
             return f"trajectory: {exc}"
         begin = start or now
-        self.span = (begin, begin + float(trajectory.times[-1]))
+        return PreparedTrajectory(trajectory, sampler, self.sampler.pieces,
+                                  (begin, begin + float(trajectory.times[-1])))
+
+    def take(self, prepared: PreparedTrajectory) -> bool:
+        """Follow a trajectory :meth:`prepare` made ready: False, nothing changed, when the
+        reference moved since (a hold, another trajectory): prepare it again."""
+        if self.sampler.pieces is not prepared.base:
+            return False
+        self.sampler, self.span = prepared.sampler, prepared.span
         self.setpoint = None
-        return ""
+        return True
 
     def set_point(self, positions, velocities=(), accelerations=()) -> str:
         """One reference point in `joints` order (empty velocities and accelerations: zero): why

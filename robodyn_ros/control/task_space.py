@@ -599,6 +599,9 @@ class _TaskSpaceLaw(ControlLaw):
         self._pose[:] = self._goal[:] = self._held[:] = np.eye(4)
         eigenvectors[:] = np.eye(6)
         self._explicit = False
+        # counts the changes of _explicit, which a native handle copies (control.native): one built
+        # before a change refuses to step
+        self.revision = np.zeros(1, dtype=np.int64)
 
     def set_target(self, position, orientation, twist=(0.0,) * 6, acceleration=(0.0,) * 6) -> None:
         """Track this Cartesian target (base frame) until ``clear_target``: ``position`` (3,),
@@ -608,10 +611,12 @@ class _TaskSpaceLaw(ControlLaw):
         v, a = _vector("twist", twist, 6), _vector("acceleration", acceleration, 6)
         self._goal[:3, 3], self._goal[:3, :3] = p, R      # checked whole before any is changed
         self._goal_motion[0], self._goal_motion[1] = v, a
+        self.revision[0] += not self._explicit
         self._explicit = True
 
     def clear_target(self) -> None:
         """Back to the forward kinematics of the joint reference."""
+        self.revision[0] += self._explicit
         self._explicit = False
 
     def _check(self, q, qd, q_des, qd_des, qdd_des):
@@ -767,6 +772,7 @@ class CartesianImpedance(_TaskSpaceLaw):
         self._last[:] = law._last
         self._goal[:], self._goal_motion[:] = law._goal, law._goal_motion
         self._explicit, self._started = law._explicit, law._started
+        self.revision[0] += 1
 
 
 LAWS = {"operational_space": OperationalSpace, "cartesian_impedance": CartesianImpedance}

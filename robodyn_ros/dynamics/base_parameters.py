@@ -3,11 +3,12 @@
 Some columns of Y are zero for every motion (the first body's mass moves no joint), some are
 combinations of others (a link's mass acts on the joints before it exactly as a part of the
 previous body's inertia does). Found numerically, as Gautier (1990) does: Y stacked over random
-states, its rank by pivoted QR (|R_kk| > ``tol`` |R_00|) cross-checked by the SVD, then the base
-set chosen in column order — a parameter is base when its column is not a combination of the
-columns before it — so that, as in Khalil's symbolic rules, what a link's parameters cannot show
-regroups into those of the links before it. Each base parameter is its own standard parameter plus
-the dependent ones with their coefficients (β, rounded to zero below ``tol``).
+states, its columns made unit, its rank by the SVD (σ_k > ``tol`` σ_0), then the base set chosen in
+column order by QR without pivoting — a parameter is base when its column is not a combination of
+the columns before it (|R_kk| > ``tol``) — which must find as many, so that, as in Khalil's
+symbolic rules, what a link's parameters cannot show regroups into those of the links before it.
+Each base parameter is its own standard parameter plus the dependent ones with their coefficients
+(β, rounded to zero below ``tol``).
 
 The choice depends only on the kinematics (and which joints are prismatic), not on the masses:
 ``base_parameters`` may be asked once per arm and serve any estimate of its parameters.
@@ -93,8 +94,6 @@ def sample_states(model, count, rng):
 def base_parameters(model, offset=False, tol=TOLERANCE, seed=0, inertial_only=False):
     """The base parameters of ``model``'s regressor (module docstring); ``inertial_only``: of the
     rigid-body columns alone (the 10 per body), as tables of base parameters are usually quoted."""
-    from scipy.linalg import qr
-
     p = columns(model.dof, offset)
     names = parameter_names(model, offset)
     if inertial_only:
@@ -106,19 +105,18 @@ def base_parameters(model, offset=False, tol=TOLERANCE, seed=0, inertial_only=Fa
     # unit columns, so that the rank test is the same for parameters of any unit; a column of
     # rounding errors (a first body's mass: exactly zero, but for 1e-16 of g) stays zero
     Wn = np.where(norms > tol * norms.max(), W / np.where(norms > 0.0, norms, 1.0), 0.0)
-    R = qr(Wn, mode="r", pivoting=True)[0]
-    diagonal = np.abs(np.diag(R))
-    rank = int(np.sum(diagonal > tol * diagonal[0]))
+    # the rank by the SVD; the base set in column order by QR without pivoting (a column is base
+    # when it adds to the span of the base columns before it: |R_kk| above tol, the columns being
+    # unit); the two must agree. NumPy alone: the controller computes this at configure (the
+    # adaptive law, the observer's payload), and needs no SciPy for it
     sigma = np.linalg.svd(Wn, compute_uv=False)
-    if int(np.sum(sigma > tol * sigma[0])) != rank:
-        raise RankError(f"{model.name}: pivoted QR finds rank {rank}, the SVD "
-                        f"{int(np.sum(sigma > tol * sigma[0]))} at tolerance {tol:g}")
-    # in column order: a column is base when it adds to the span of the base columns before it
+    rank = int(np.sum(sigma > tol * sigma[0]))
     R0 = np.linalg.qr(Wn, mode="r")
-    independent = np.abs(np.diag(R0)) > tol * diagonal[0]
+    independent = np.abs(np.diag(R0)) > tol * np.linalg.norm(Wn, axis=0).max()
     chosen = np.flatnonzero(independent)
     if len(chosen) != rank:
-        raise RankError(f"{model.name}: {len(chosen)} columns chosen in order, rank {rank}")
+        raise RankError(f"{model.name}: QR in column order finds {len(chosen)} independent "
+                        f"columns, the SVD rank {rank}, at tolerance {tol:g}")
     dependent = np.flatnonzero(~independent)
     beta = np.zeros((rank, len(dependent)))
     if len(dependent):

@@ -162,14 +162,14 @@ def generic_arm(n, seed=0):
 
 # Published counts for n revolute joints: (source, method, multiplications(n), additions(n))
 PUBLISHED = [
-    ("Luh, Walker & Paul 1980 (000 Table 7.3)", "N-E", lambda n: 150 * n - 48, lambda n: 131 * n - 48),
-    ("Walker & Orin 1982 / Angeles eq. 7.43 (000)", "N-E", lambda n: 137 * n - 22, lambda n: 110 * n - 14),
-    ("Turney, Mudge & Lee 1980 (001 Table 1)", "N-E", lambda n: 108 * n - 12, lambda n: 100 * n - 9),
-    ("Lee et al., N-E controller (004 Table 2)", "N-E", lambda n: 119 * n - 24, lambda n: 107 * n - 21),
-    ("Hollerbach 1980, recursive (000 Table 7.3)", "L-E", lambda n: 412 * n - 277, lambda n: 320 * n - 201),
-    ("Turney, Mudge & Lee 1980 (001 Table 1)", "L-E",
+    ("Luh, Walker & Paul 1980 (Angeles, Table 7.3)", "N-E", lambda n: 150 * n - 48, lambda n: 131 * n - 48),
+    ("Walker & Orin 1982 (Angeles, eq. 7.43)", "N-E", lambda n: 137 * n - 22, lambda n: 110 * n - 14),
+    ("Turney, Mudge & Lee 1980, Table 1", "N-E", lambda n: 108 * n - 12, lambda n: 100 * n - 9),
+    ("Lee et al. 1982, N-E controller, Table 2", "N-E", lambda n: 119 * n - 24, lambda n: 107 * n - 21),
+    ("Hollerbach 1980, recursive (Angeles, Table 7.3)", "L-E", lambda n: 412 * n - 277, lambda n: 320 * n - 201),
+    ("Turney, Mudge & Lee 1980, Table 1", "L-E",
      lambda n: 81 / 6 * n**3 + 165 / 2 * n**2 + 5 * n, lambda n: 40 / 3 * n**3 + 58 * n**2 - 64 / 3 * n),
-    ("Lee et al., L-E controller (004 Table 1)", "L-E",
+    ("Lee et al. 1982, L-E controller, Table 1", "L-E",
      lambda n: 128 / 3 * n**4 + 515 / 3 * n**3 + 850 / 3 * n**2 + 82 / 3 * n,
      lambda n: 98 / 3 * n**4 + 787 / 6 * n**3 + 640 / 3 * n**2 + 131 / 6 * n),
 ]

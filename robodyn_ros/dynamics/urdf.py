@@ -106,7 +106,9 @@ def _body(link, source):
     return mass, frame[:3, 3], R @ I @ R.T
 
 
-def _chain(robot, source, root_link, tip_link):
+def parent_joints(robot, source):
+    """{link: the joint it is the child of} of a parsed URDF, whose joints must name links it has
+    and give each link one parent (ModelError, naming the joint, otherwise)."""
     links = {link.name for link in robot.links}
     parent_joint = {}
     for joint in robot.joints:
@@ -117,6 +119,12 @@ def _chain(robot, source, root_link, tip_link):
             raise ModelError(f"{source}: link '{joint.child}' is the child of joints "
                              f"'{parent_joint[joint.child].name}' and '{joint.name}': a loop")
         parent_joint[joint.child] = joint
+    return parent_joint
+
+
+def _chain(robot, source, root_link, tip_link):
+    links = {link.name for link in robot.links}
+    parent_joint = parent_joints(robot, source)
     children = {name: [] for name in links}
     for joint in robot.joints:
         children[joint.parent].append(joint)

@@ -88,8 +88,9 @@ def identified_urdf(nominal, model, pi, offset=False, *, root_link=None, tip_lin
             _merge_away(elements["link"][name], child[k])
     _put_extension(tree, links)
     ET.indent(tree, space="  ")
-    header = (f"<!-- {model.dof} bodies and drives identified (robodyn_ros.identification), "
-              f"written into {_comment_safe(layout.source)} -->")
+    header = (f"<!-- A copy of {_comment_safe(layout.source)} (that file is unchanged) with the "
+              f"identified model in it: the {model.dof} moving bodies, their friction and "
+              f"armature (robodyn-ros identify) -->")
     return f'<?xml version="1.0"?>\n{header}\n{ET.tostring(tree, encoding="unicode")}\n'
 
 

@@ -3,7 +3,8 @@
  *
  * harness_start runs a law's step `calls` times from a pthread of its own, the way a real-time
  * loop would, timing each call; the caller (Python) meanwhile holds the GIL. harness_cost times
- * a loop of calls on the calling thread. rnea_floor is a Newton–Euler pass in plain C over the
+ * a loop of calls on the calling thread; harness_continue and harness_reset call the header's
+ * law swap and observer reset. rnea_floor is a Newton–Euler pass in plain C over the
  * same packed parameters (columns given by -D from dynamics/layout.py): the floor a native law's
  * cost has. */
 #define _GNU_SOURCE
@@ -19,7 +20,7 @@
 #endif
 
 typedef struct {
-    const robodyn_law *law;
+    robodyn_law *law;
     const double *inputs;   /* per call: q, qd, q_ref, qd_ref, qdd_ref (observer: q, qd, tau), dt */
     int64_t calls;
     double *outputs;        /* per call: dof values */
@@ -41,7 +42,7 @@ static int64_t stride(const robodyn_law *law)
     return (law->kind == ROBODYN_KIND_OBSERVER ? 3 : 5) * law->dof + 1;
 }
 
-static int32_t call(const robodyn_law *law, const double *x, double *out)
+static int32_t call(robodyn_law *law, const double *x, double *out)
 {
     int64_t n = law->dof;
     if (law->kind == ROBODYN_KIND_OBSERVER)
@@ -52,7 +53,7 @@ static int32_t call(const robodyn_law *law, const double *x, double *out)
 static void *run_calls(void *arg)
 {
     harness_run *run = arg;
-    const robodyn_law *law = run->law;
+    robodyn_law *law = run->law;
     for (int64_t k = 0; k < run->calls; k++) {
         int64_t start = now_ns();
         run->status[k] = call(law, run->inputs + k * stride(law), run->outputs + k * law->dof);
@@ -64,7 +65,7 @@ static void *run_calls(void *arg)
 
 /* Start the calls on a new thread, under SCHED_FIFO at `priority` when it is > 0 and this
  * process may (else under the default policy: *realtime says which); NULL if no thread started. */
-harness_run *harness_start(const robodyn_law *law, const double *inputs, int64_t calls,
+harness_run *harness_start(robodyn_law *law, const double *inputs, int64_t calls,
                            double *outputs, int32_t *status, int64_t *nanoseconds, int32_t *done,
                            int32_t priority, int32_t *realtime)
 {
@@ -96,13 +97,25 @@ void harness_join(harness_run *run)
 }
 
 /* Seconds per call of `calls` calls in a row on this thread (the inputs cycled through). */
-double harness_cost(const robodyn_law *law, const double *inputs, int64_t rows, int64_t calls,
+double harness_cost(robodyn_law *law, const double *inputs, int64_t rows, int64_t calls,
                     double *out)
 {
     int64_t start = now_ns();
     for (int64_t k = 0; k < calls; k++)
         call(law, inputs + (k % rows) * stride(law), out);
     return (now_ns() - start) * 1e-9 / calls;
+}
+
+/* A law swap as a real-time thread makes it (robodyn_law_continue). */
+int32_t harness_continue(robodyn_law *next, const robodyn_law *previous)
+{
+    return robodyn_law_continue(next, previous);
+}
+
+/* The observer's reset, called from C. */
+int32_t harness_reset(robodyn_law *law, const double *q, const double *qd)
+{
+    return robodyn_observer_reset(law, q, qd);
 }
 
 /* ------------------------------------------------------------------ the floor: RNEA in C */
@@ -180,12 +193,16 @@ void rnea_floor(const double *P, int64_t n, const double *q, const double *qd, c
             f[k] += F[k];
             nm[k] += N[k];
         }
-        double t = (AT(i, PRISMATIC) != 0.0 ? f[2] : nm[2]) + AT(i, ARMATURE) * qdd[i]
-                   + AT(i, VISCOUS) * qd[i];
-        if (qd[i] > 0.0)
-            t += AT(i, COULOMB_POS);
+        /* the friction summed as newton_euler.joint_friction sums it, then added: bit for bit */
+        double fr = AT(i, VISCOUS) * qd[i] + AT(i, FRICTION_OFFSET);
+        if (AT(i, COULOMB_TANH) > 0.0) {
+            double s = tanh(qd[i] / AT(i, COULOMB_TANH));
+            fr += (s > 0.0 ? AT(i, COULOMB_POS) : AT(i, COULOMB_NEG)) * s;
+        } else if (qd[i] > 0.0)
+            fr += AT(i, COULOMB_POS);
         else if (qd[i] < 0.0)
-            t -= AT(i, COULOMB_NEG);
+            fr -= AT(i, COULOMB_NEG);
+        double t = (AT(i, PRISMATIC) != 0.0 ? f[2] : nm[2]) + AT(i, ARMATURE) * qdd[i] + fr;
         tau[i] = t;
         if (i > 0) {   /* (R f, R n + p x R f): into frame i-1 */
             double g[3], h[3];

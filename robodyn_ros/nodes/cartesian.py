@@ -39,6 +39,7 @@ from ..control.law import takes_target, task_link
 from ..spatial.rotations import matrix_quaternion
 from ..spatial.trajectory import PoseTrajectory, check_poses
 from .common import point_arrays, stamp_seconds
+from .cycle import post
 
 QUATERNION_TOLERANCE = 1e-3
 _ZERO6 = np.zeros(6)
@@ -50,11 +51,14 @@ def _xyz(v):
 
 class CartesianInterface:
     """The module docstring's topics on ``node``, for the law of ``loop`` (it may change at run
-    time). ``clock`` the node's (the loop's) clock; ``base`` and ``tip`` the chain's end links.
-    The node calls ``before_cycle`` before each ``loop.cycle()`` and ``after_cycle`` after it."""
+    time). ``clock`` the node's (the loop's) clock; ``base`` and ``tip`` the chain's end links;
+    ``lock`` the node's, which the cycle holds. The node calls ``before_cycle`` before each
+    ``loop.cycle()`` and ``after_cycle`` after it (the cycle's thread); the inputs are checked
+    on the executor's thread (the IK outside the lock) and given to the law under it."""
 
-    def __init__(self, node, loop, clock, base: str, tip: str):
+    def __init__(self, node, loop, clock, base: str, tip: str, lock):
         self._node, self._loop, self._clock, self.base, self.tip = node, loop, clock, base, tip
+        self._lock = lock
         self._law = loop.law
         loop.on_joint_reference = self._forget
         self._goal = None         # (position, quaternion, twist, acceleration) as last set
@@ -120,8 +124,9 @@ class CartesianInterface:
             reason = f"not finite: {w.tolist()}"
         if reason:
             return self._reject("target_wrench", reason)
-        self._wrench = w
-        self._loop.law.set_wrench(w)
+        with self._lock:
+            self._wrench = w
+            self._loop.law.set_wrench(w)
 
     def _on_trajectory(self, msg: MultiDOFJointTrajectory):
         names = self._frame_names()
@@ -165,8 +170,9 @@ class CartesianInterface:
 
     def _commanded(self):
         """The target pose now: the trajectory's, the target's, or the joint reference's."""
-        if self._trajectory is not None:
-            s = self._trajectory[0].sample(self._clock() - self._trajectory[1])
+        trajectory = self._trajectory   # once: the cycle's thread may end it meanwhile
+        if trajectory is not None:
+            s = trajectory[0].sample(self._clock() - trajectory[1])
             return s.position, s.quaternion
         if self._goal is not None:
             return self._goal[0], self._goal[1]
@@ -175,8 +181,9 @@ class CartesianInterface:
         return pose[:3, 3], matrix_quaternion(pose[:3, :3])
 
     def _set(self, position, quaternion, twist, acceleration):
-        self._goal = (position, quaternion, twist, acceleration)
-        self._loop.law.set_target(position, quaternion, twist, acceleration)
+        with self._lock:   # the cycle's (reentrant), or the executor's thread's from _on_pose
+            self._goal = (position, quaternion, twist, acceleration)
+            self._loop.law.set_target(position, quaternion, twist, acceleration)
 
     def _forget(self):
         """The loop dropped the law's target for a joint reference (a joint trajectory, a joint
@@ -196,8 +203,8 @@ class CartesianInterface:
             self._law = law
             if not takes_target(law):
                 if self._goal is not None or self._wrench is not None:
-                    self._node.get_logger().info("the new control law takes no Cartesian "
-                                                 "target: the Cartesian target is dropped")
+                    post(self._node, self._node.get_logger().info, "the new control law takes "
+                         "no Cartesian target: the Cartesian target is dropped")
                 self._goal = self._trajectory = self._wrench = None
             else:
                 if self._goal is not None:

@@ -5,6 +5,12 @@ A managed node, mapped as ros2_control maps a controller. In: ``/joint_states``,
 out: ``command_topic``, the controller state, the momentum observer's residual and collisions
 (collisions.py), ``/diagnostics``. Parameters, topics: doc/computed_torque_controller.md. An
 adapter: what it does with a state, a reference or a failing law is ``control.loop.ControlLoop``'s.
+
+Three threads share the loop under one reentrant lock: the cycle's (cycle.py: a state or the rate
+timer -> law -> command, and what must follow a cycle at once), the watchdog's (watchdog.py) and
+the executor's (everything else: goals, topics, services, parameters, diagnostics, and what the
+other two hand it with ``cycle.post``). Slow work (a conversion, a validation, a new trajectory's
+segments, the IK) runs before the lock is taken; under it only what changes the loop.
 """
 from __future__ import annotations
 
@@ -16,9 +22,6 @@ import rclpy.logging
 from rclpy.duration import Duration
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from std_srvs.srv import SetBool, Trigger
-from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
-from trajectory_msgs.msg import JointTrajectoryPoint
 
 from ..control.cycle_timing import CycleTiming
 from ..control.goal import PATH_TOLERANCE_VIOLATED, Tolerances
@@ -31,14 +34,15 @@ from ..dynamics import warm_up
 from .parameters import controller_schema, node_schema
 from .common import Diagnostics, second_writers, seconds_clock, stamp_parts
 from .collisions import CollisionInterface
+from .cycle import CycleThread, post
 from .description import chain_of, collision_shapes, load_model
 from .cartesian import CartesianInterface
 from .controller_state import ControllerStatePublisher
 from .estimates import EstimatesInterface
 from .lifecycle import ManagedNode
 from .process import spin
-from .messages import (JointStateReader, trajectory_from_serialized,
-                       trajectory_sizes)
+from .messages import JointStateReader
+from .references import ReferenceInterface
 from .serialized import SerializedFloat64MultiArray
 from .trajectory_action import DEACTIVATED, TrajectoryAction
 from .watchdog import WatchdogThread, ramp_out
@@ -57,7 +61,7 @@ class ComputedTorqueController(ManagedNode):
         own = {s.name for s in node_schema(NAME)}
         self._config_keys = [s.name for s in specs if s.name in LOOP_SETTINGS or s.name not in own]
         self.loop = self._action = self.joints = None
-        self._lock = threading.Lock()  # the loop, shared with the watchdog's thread
+        self._lock = threading.RLock()  # the loop's: module docstring
         self._timing = None  # CycleTiming, from configure
         self._now = seconds_clock(self)   # the loop's clock
         self._simulated = lambda: self.get_clock().ros_time_is_active
@@ -78,7 +82,7 @@ class ComputedTorqueController(ManagedNode):
         held = self._command.values.copy() if self.joints == list(order.names) else None
         self._command = SerializedFloat64MultiArray(self.model.dof)
         self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
-                                p["state_timeout"], clock=self._now, log=self.get_logger().warning,
+                                p["state_timeout"], clock=self._now, log=self._warn,
                                 max_trajectory_points=p["max_trajectory_points"],
                                 position_limit_margin=p["position_limit_margin"],
                                 links=[joint.child for joint in chain.movable],
@@ -92,29 +96,24 @@ class ComputedTorqueController(ManagedNode):
         self._command_pub = self.own(self.create_publisher(Float64MultiArray,
                                                              p["command_topic"], 10))
         self._state = self.own(ControllerStatePublisher(self, self.joints))
-        # raw: read straight from the bytes, a tenth of what rclpy's message conversion costs
         self._intake = StateIntake(self.loop, JointStateReader(JointState), self._lock)
-        self.subscribe(JointState, "joint_states", self._on_joint_state, raw=True)
-        # raw: the size is judged before a flood of points is read, and points are read as arrays
-        self.subscribe(JointTrajectoryMsg, "~/joint_trajectory", self._on_trajectory, raw=True)
-        self.subscribe(JointTrajectoryPoint, "~/reference", self._on_reference)
-        self.serve(SetBool, "~/enable", self._on_enable)
-        self.serve(Trigger, "~/hold", self._on_hold)
-        if self._rate > 0.0:
-            self.every(1.0 / self._rate, self._on_timer, "rate")
         # staleness is judged in wall time, noticed even when /clock stops or this thread is busy
         self._safe_command = SerializedFloat64MultiArray(self.model.dof)  # the watchdog's own
         self.own(EstimatesInterface(self, self.loop, self._lock))  # an adaptive law's estimates
         self._cartesian = self.own(CartesianInterface(  # a task-space law's targets and frame
-            self, self.loop, self._now, chain.root_link, chain.tip_link))
+            self, self.loop, self._now, chain.root_link, chain.tip_link, self._lock))
         self._collisions = self.own(CollisionInterface(  # the momentum observer's residual
-            self, self.loop, chain.root_link, p["external_torque_rate"], self._abort))
+            self, self.loop, chain.root_link, p["external_torque_rate"], self._abort, self._lock))
         self.own(WatchdogThread(self, self.loop, self._lock, self._on_watchdog,
                                 max(p["state_timeout"] / 10.0, 1e-3)))
         if self._action is None:  # one for the node's life (TrajectoryAction says why)
-            self._action = TrajectoryAction(self)
+            self._action = TrajectoryAction(self, self._lock)
         self._action.attach(self.loop, Tolerances.from_parameters(p, order.dof),
                             1.0 / p["action_monitor_rate"])
+        ReferenceInterface(self, self.loop, self._lock, self._action)  # topics, services: kept
+        # last: destroyed first. Raw states: read from the bytes, a tenth of rclpy's conversion
+        self.own(CycleThread(self, JointState, "joint_states", self._on_joint_state, self._lock,
+                             1.0 / self._rate if self._rate > 0.0 else None, self._on_timer))
         cadence = "one per joint state" if self._rate == 0.0 else f"{self._rate} Hz"
         source = p["urdf_file"] or ("robot_description parameter" if p["robot_description"].strip()
                                     else "/robot_description")
@@ -122,7 +121,8 @@ class ComputedTorqueController(ManagedNode):
                                f"({cadence}); model from {source}")
 
     def activate(self):
-        self.loop.activate()
+        with self._lock:
+            self.loop.activate()
         self._timing.restart()  # the inactive spell is no period
         self.get_logger().info("active: commanding from the measured position")
 
@@ -130,11 +130,12 @@ class ComputedTorqueController(ManagedNode):
         if self._action is not None:
             self._action.preempt(DEACTIVATED)
         kind = self.params["on_deactivate"]
-        with self._lock:  # after the watchdog's last command, if it was sending one
+        with self._lock:  # after the last cycle's or the watchdog's command
             step = self.loop.deactivate(kind)
+            if step is not None:
+                self._publish_effort(step.effort)
         if step is None:   # no measured state: hold_gravity has no q, and the drive keeps its own
             return self.get_logger().info("inactive: no valid joint state yet, nothing published")
-        self._publish_effort(step.effort)
         reached = ramp_out(self.loop, self._lock, lambda s: self._publish_effort(s.effort))
         # the last command must reach the drive even when the process ends right after (Ctrl-C):
         # wait (bounded) until every subscriber acknowledged it
@@ -163,14 +164,17 @@ class ComputedTorqueController(ManagedNode):
         if change is None or self.loop is None:
             return
         law = self.loop.law
-        self.loop.apply(change)
+        with self._lock:
+            self.loop.apply(change)
+            self._collisions.follow_guard()   # a new guard, perhaps
         if self.loop.law is not law:
             self.get_logger().info(f"control law now {type(self.loop.law).__name__} "
                                    f"{self.loop.law.params}")
 
     # ------------------------------------------------------------------ inputs
-    def _on_joint_state(self, raw: bytes):
-        start = perf_counter()  # a cycle is timed from its joint state's arrival to its command
+    def _on_joint_state(self, raw: bytes, start: float):
+        """(The cycle's thread, under the lock) a state, woken at ``start`` (perf_counter): a
+        cycle is timed from then to its command."""
         intake = self._intake
         if self._rate == 0.0 and self.active and self._cartesian.idle:
             # rate 0, the ordinary case: the state taken and answered, and the controller state
@@ -184,46 +188,18 @@ class ComputedTorqueController(ManagedNode):
         if isinstance(result, Rejection):
             return
         if result.note:  # after an outage or a jump of time back: holding the measured position
-            self.get_logger().info(result.note)
+            post(self, self.get_logger().info, result.note)
             if self._action is not None:
                 self._action.preempt(result.note)
         # rate 0: one answer per state (a step-locked simulator publishes one again)
         if self._rate == 0.0 and self.active and intake.due(self._simulated):
             self._cycle(start)
 
-    def _on_trajectory(self, raw: bytes):
-        try:
-            if self.loop.admit_trajectory(*trajectory_sizes(raw)) is not None:
-                return  # refused before converting a flood of names or points
-            trajectory, start = trajectory_from_serialized(raw, JointTrajectoryMsg)
-        except ValueError as exc:  # TrajectoryError, or a stamp no clock gives
-            return self.loop.reject(f"trajectory: {exc}")
-        result = self.loop.set_trajectory(trajectory, start)
-        if not isinstance(result, Rejection):
-            if self._action is not None:
-                self._action.preempt("Current goal preempted by a trajectory on the topic.")
-            self.get_logger().info(result.note)
-
-    def _on_reference(self, msg: JointTrajectoryPoint):
-        self.loop.set_reference(msg.positions, msg.velocities, msg.accelerations)
-
-    # ------------------------------------------------------------------ services
-    def _on_enable(self, request, response):
-        response.success = True
-        response.message = self.loop.enable(request.data)
-        self.get_logger().info(response.message)
-        return response
-
-    def _on_hold(self, request, response):
-        result = self.loop.hold()
-        response.success = not isinstance(result, Rejection)
-        response.message = result.reason if isinstance(result, Rejection) else result.note
-        return response
-
     # ------------------------------------------------------------------ output
-    def _on_timer(self):
+    def _on_timer(self, start: float):
+        """(The cycle's thread, under the lock) the rate's cycle on the latest state."""
         if self.active and self.loop.active:
-            self._cycle(perf_counter())
+            self._cycle(start)
 
     def _cycle(self, start: float):
         """A cycle on the latest state, timed from ``start``."""
@@ -233,14 +209,11 @@ class ComputedTorqueController(ManagedNode):
 
     def _on_watchdog(self, command: Command):
         """From the watchdog's thread, under the lock: a Stale command, or a ramp's step."""
-        if command.__class__ is Stale and command.first:
-            self.get_logger().warning(why := command.reason)
-            goal = self._action.running if self._action is not None else None
-            if goal is not None and self.executor is not None:
-                # the goal cannot go on (control resumes holding the measured position): its
-                # client hears it now, from the executor's thread, which owns the action server
-                self.executor.create_task(self._action.preempt, why, goal)
         self._publish_effort(command.effort, self._safe_command)
+        if command.__class__ is Stale and command.first:
+            self._warn(command.reason)
+            if self._action is not None:   # it cannot go on: control resumes holding
+                self._action.preempt(command.reason)
 
     def _publish(self, command: Command, stamp: tuple[int, int] | None = None,
                  written: bool = False):
@@ -261,6 +234,10 @@ class ComputedTorqueController(ManagedNode):
         if self._action is not None:
             self._action.after_cycle()
 
+    def _warn(self, line: str):
+        """A warning from any thread, logged on the executor's (a line costs 0.2 ms)."""
+        post(self, self.get_logger().warning, line)
+
     def _abort(self, why: str):
         if self._action is not None:   # a collision: the path cannot be followed
             self._action.preempt(why, code=PATH_TOLERANCE_VIOLATED)
@@ -279,9 +256,7 @@ class ComputedTorqueController(ManagedNode):
 
     def _report(self):
         if self.loop is None:
-            waiting = self.configure_error or ("waiting for /robot_description"
-                                               if self.published is None else "unconfigured")
-            return WARN, waiting, {}
+            return WARN, self.unconfigured_status(), {}
         self._state.refresh()
         self._cartesian.refresh()
         self._collisions.refresh()

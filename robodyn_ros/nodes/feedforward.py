@@ -30,8 +30,6 @@ from ..dynamics import warm_up
 from .parameters import node_schema
 from .process import spin
 from .common import OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters
-from ..dynamics.friction import FrictionModel
-from ..dynamics.link import ModelError
 from .description import load_model, when_described
 from .messages import FollowJointTrajectory, trajectory_from_message
 
@@ -56,13 +54,7 @@ class EffortFeedforwardNode(Node):
             drive = self._drive(p["effort_rate_limit"])
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from None
-        friction = p["friction"]
-        if friction and p["friction_file"]:
-            try:
-                friction = FrictionModel.load(p["friction_file"], self.model.joint_names)
-            except ModelError as exc:
-                raise ConfigurationError(f"friction_file: {exc}") from None
-        self.core = EffortFeedforward(self.model, friction, p["position_limit_margin"],
+        self.core = EffortFeedforward(self.model, p["friction"], p["position_limit_margin"],
                                       p["max_trajectory_points"], drive)
         self.params.on_set(lambda changes: self._drive(changes["effort_rate_limit"])
                            if "effort_rate_limit" in changes else None, self._new_drive)

@@ -1,9 +1,10 @@
 """For the launch files: a node of this package in its enclave, and a managed (lifecycle) node
 brought up by launch as a ros2_control controller is by its spawner — configure once the
-process runs, then activate, each by the node's change_state service; later transitions
-(``ros2 lifecycle set``) are the user's. The managed node's own ``autostart`` is switched off
-so that launch alone drives it; a failed configure leaves it unconfigured, saying why, for
-``ros2 lifecycle set`` to retry, and launch activates it then.
+process runs, then activate (unless told not to, as the spawner's ``--inactive``), each by the
+node's change_state service; later transitions (``ros2 lifecycle set``) are the user's. The
+managed node's own ``autostart`` is switched off so that launch alone drives it; a failed
+configure leaves it unconfigured, saying why, for ``ros2 lifecycle set`` to retry, and launch
+activates it then.
 
 Every node gets ``--enclave /robodyn_ros/<name>`` (config/robodyn_ros.policy.xml,
 doc/security.md): used when ROS_SECURITY_ENABLE=true, ignored otherwise, so the same launch runs
@@ -37,11 +38,13 @@ def _in_enclave(node_arguments):
     return node_arguments
 
 
-def managed_node(**node_arguments):
+def managed_node(activate=True, **node_arguments):
     """[the LifecycleNode, what brings it up] for a LaunchDescription; ``node_arguments`` as for
     launch_ros.actions.LifecycleNode (``namespace`` defaults to ''), the node in the enclave of its
-    ``name``."""
+    ``name``. ``activate``: whether launch activates it once configured (a bool, or a launch
+    substitution such as a LaunchConfiguration of 'true' or 'false')."""
     from launch.actions import OpaqueFunction, RegisterEventHandler
+    from launch.conditions import evaluate_condition_expression
     from launch.event_handlers import OnProcessStart
     from launch_ros.actions import LifecycleNode
 
@@ -50,15 +53,17 @@ def managed_node(**node_arguments):
     node = LifecycleNode(**_in_enclave(node_arguments))
 
     def bring_up(context):
+        active = activate if isinstance(activate, bool) else \
+            evaluate_condition_expression(context, [activate])
         context.add_completion_future(
-            context.asyncio_loop.run_in_executor(None, BringUp.launched(context, node)))
+            context.asyncio_loop.run_in_executor(None, BringUp.launched(context, node, active)))
     return [node, RegisterEventHandler(OnProcessStart(target_action=node,
                                                       on_start=[OpaqueFunction(function=bring_up)]))]
 
 
 class BringUp:
-    """Configure ``node`` (a launched LifecycleNode), then activate it, through its change_state
-    service, in a thread of launch's.
+    """Configure ``node`` (a launched LifecycleNode), then, unless ``activate`` is false, activate
+    it, through its change_state service, in a thread of launch's.
 
     Not through launch_ros's lifecycle events: they follow the node's ~/transition_event, a
     volatile topic, and launch's subscription may not have matched the node's publisher yet when
@@ -68,22 +73,23 @@ class BringUp:
     leaves the node unconfigured, saying so here: it is activated once a configure by hand
     succeeds. Gives up when the node's process ends or launch shuts down."""
 
-    def __init__(self, ros, name, ended, shut_down, log):
+    def __init__(self, ros, name, ended, shut_down, log, activate: bool = True):
         """``ros``: the rclpy node to ask through; ``name``: the lifecycle node's; ``ended``: a
         future done once its process has ended; ``shut_down()``: whether launch shuts down."""
         from lifecycle_msgs.srv import ChangeState, GetState
 
         self.ros, self.name, self.ended, self.shut_down, self.log = ros, name, ended, shut_down, log
+        self.activate = activate
         self.change = ros.create_client(ChangeState, f"{name}/change_state")
         self.get = ros.create_client(GetState, f"{name}/get_state")
 
     @classmethod
-    def launched(cls, context, node):
+    def launched(cls, context, node, activate: bool = True):
         """The bring-up of ``node`` (a LifecycleNode action) through launch's ROS node."""
         from launch.logging import get_logger
         from launch_ros.ros_adapters import get_ros_node
         return cls(get_ros_node(context), node.node_name, node.get_asyncio_future(),
-                   lambda: context.is_shutdown, get_logger(__name__))
+                   lambda: context.is_shutdown, get_logger(__name__), activate)
 
     def __call__(self):
         from rclpy.exceptions import InvalidHandle
@@ -104,6 +110,10 @@ class BringUp:
         configure = self.request(Transition.TRANSITION_CONFIGURE)
         # not when activated by hand meanwhile
         if configure is not None and self.configured(configure) == State.PRIMARY_STATE_INACTIVE:
+            if not self.activate:
+                self.log.info(f"{self.name} configured and left inactive (activate:=false): "
+                              f"`ros2 lifecycle set {self.name} activate` starts it")
+                return
             activate = self.request(Transition.TRANSITION_ACTIVATE)
             while activate is not None and self.running():
                 if answered(activate, 1.0):

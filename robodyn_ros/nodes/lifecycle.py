@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import gc
 import threading
+import traceback
 
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.publisher import Publisher
 from std_msgs.msg import String
 
+from ..plumbing.failures import reason
 from .common import ConfigurationError, Parameters
 from .description import DESCRIPTION_QOS, describes_robot
 
@@ -28,6 +30,7 @@ SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FA
 #: Longer than any transition's label ("unconfigured_shutdown"); a longer one is refused unread.
 MAX_LABEL = 64
 UNCONFIGURED = "the node is not configured"
+WAITING_FOR_MANAGER = "unconfigured: waiting for a lifecycle manager (autostart is false)"
 
 
 def _refuse(request, response):
@@ -146,11 +149,10 @@ class ManagedNode(LifecycleNode):
         """Configure and activate now when ``autostart`` is set; a configuration that fails is
         then a ConfigurationError (``ros2 run`` prints it and exits 1)."""
         if not self.params["autostart"]:
-            self.get_logger().info("unconfigured: waiting for a lifecycle manager (autostart "
-                                   "is false)")
+            self.get_logger().info(WAITING_FOR_MANAGER)
             return
         if self.trigger_configure() != SUCCESS:
-            raise ConfigurationError(self.configure_error)
+            raise ConfigurationError(self.configure_error or "configure failed: its log says why")
         self.trigger_activate()
 
     def start_when_described(self) -> None:
@@ -174,16 +176,33 @@ class ManagedNode(LifecycleNode):
         self.configuring.set()
         try:
             self.configure()
-        except ValueError as exc:  # ConfigurationError and the loaders' errors
-            self.configure_error = str(exc)
-            self.get_logger().error(f"configure failed: {exc}")
-            self.teardown()
-            return FAILURE
+        except ValueError as exc:  # ConfigurationError and the loaders' errors: the user's to fix
+            return self._not_configured(str(exc))
+        except Exception as exc:  # noqa: BLE001 - rclpy would swallow it, reason and all
+            # anything else is the installation's or ours: its reason, its traceback in the log
+            return self._not_configured(reason(exc), traceback.format_exc())
         finally:
             self.configuring.clear()
         self.configure_error = ""
         freeze_heap()  # what configure built (the model, the compiled kernels) stays
         return SUCCESS
+
+    def _not_configured(self, why: str, trace: str = "") -> TransitionCallbackReturn:
+        """Configure refused: ``why`` to the log (with ``trace``), /diagnostics and ``ros2 run``."""
+        self.configure_error = why
+        self.get_logger().error(f"configure failed: {why}" + (f"\n{trace}" if trace else ""))
+        self.teardown()
+        return FAILURE
+
+    def unconfigured_status(self) -> str:
+        """Why the node is not configured, as /diagnostics says it: configure's reason; else
+        waiting for /robot_description, when the parameters name none and none came; else
+        waiting for a lifecycle manager, without autostart."""
+        if self.configure_error:
+            return self.configure_error
+        if getattr(self, "published", ...) is None and not describes_robot(self.params):
+            return "waiting for /robot_description"
+        return "unconfigured" if self.params["autostart"] else WAITING_FOR_MANAGER
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         self.activate()

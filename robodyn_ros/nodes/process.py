@@ -137,6 +137,9 @@ def spin(make_node: Callable[[], object], args: Sequence[str] | None = None) -> 
         context = rclpy.get_default_context()
         rclpy.try_shutdown()
         context.destroy()
+        # past here only the interpreter's own exit: a dump would show no Python frame, only
+        # noise after the error a failed start printed (a node never released exits slowly)
+        faulthandler.cancel_dump_traceback_later()
     return 0
 
 

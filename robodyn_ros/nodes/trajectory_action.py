@@ -8,18 +8,26 @@ controller's joints, times, sizes, position limits, an end not in the past). An 
 preempts the one running (aborted, INVALID_GOAL), as does a trajectory on the topic; cancel holds
 the measured position; the outcome is judged every control cycle by
 :class:`~robodyn_ros.control.goal.GoalMonitor`. Feedback goes out at ``action_monitor_rate``.
+
+Threads: the cycle's thread judges the running goal (holding the node's ``lock``, as every cycle
+does); the executor's thread takes goals, cancels and queries. What changes the goal running and
+the reference together (a new goal, a cancel's hold, a topic trajectory's preemption) does it
+under the lock, so a cycle never judges one goal against another's reference. A goal's end, its
+feedback and their log lines are built and sent on the executor's thread (``cycle.post``).
 """
 from __future__ import annotations
 
 import dataclasses
 
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.task import Future
 
 from ..control.goal import INVALID_GOAL, GoalMonitor, Outcome, Tolerances, for_goal
 from ..control.loop import Rejection
 from .common import stamp_seconds
-from .lifecycle import RCLError
+from .cycle import post
+from .goal_server import MAX_PENDING_GOALS, GoalServer, release
+from .references import follow
 from .messages import FollowJointTrajectory, QueryTrajectoryState, trajectory_from_message
 
 PREEMPTED = "Current goal preempted by new incoming action."
@@ -29,54 +37,11 @@ DEACTIVATED = "Current goal cancelled during deactivate transition."
 RESULT_TIMEOUT = 60
 
 
-#: goals taken from the middleware but not yet handled; one more is refused at once
-MAX_PENDING_GOALS = 4
-
-
-class _GoalServer(ActionServer):
-    """rclpy's ActionServer, refusing at once a goal that arrives while MAX_PENDING_GOALS others
-    wait to be handled. The executor converts every goal it takes into Python objects (50 ms for
-    10,000 points) and queues its handling behind the next takes: under a flood of goals the
-    converted goals piled up without bound (4 GB in the fuzzer's 90 s of goal floods).
-
-    Its requests are handled in executor tasks, and rclpy 7.1's EventsExecutor ends the process
-    (SIGSEGV, rclpy#1641) when a task raises: what rclpy lets out of handling a request is logged
-    and the request dropped."""
-
-    def __init__(self, *args, on_refused, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._pending, self._on_refused = 0, on_refused
-
-    def take_data(self):
-        data = super().take_data()
-        if "goal" in data:
-            if self._pending >= MAX_PENDING_GOALS:
-                header, _ = data.pop("goal")
-                self._on_refused()
-                try:  # accepted false, as rclpy answers a goal its callback rejected
-                    self._handle.send_goal_response(
-                        header, self._action_type.Impl.SendGoalService.Response())
-                except RCLError:  # the client went away
-                    pass
-            else:
-                self._pending += 1
-        return data
-
-    async def execute(self, taken_data):
-        if "goal" in taken_data:
-            self._pending -= 1
-        try:
-            await super().execute(taken_data)
-        except Exception as exc:  # noqa: BLE001 - raised out of a task, it ends the process
-            self._node.get_logger().error(f"action server: {exc!r} (request dropped)",
-                                          throttle_duration_sec=2.0)
-
-
 @dataclasses.dataclass
 class _Goal:
     handle: object
-    monitor: GoalMonitor
     done: Future
+    monitor: GoalMonitor | None = None
     next_feedback: float = 0.0
 
 
@@ -86,14 +51,15 @@ class TrajectoryAction:
     again at configure while goals arrived, it was among what crashed the process under rclpy
     7.1's EventsExecutor (:meth:`~robodyn_ros.nodes.lifecycle.ManagedNode._keep` says how)."""
 
-    def __init__(self, node):
-        self._node = node
+    def __init__(self, node, lock):
+        """``lock``: the node's, which the cycle holds (a reentrant lock)."""
+        self._node, self._lock = node, lock
         self._loop = self._defaults = None
-        self._feedback_period = 1.0
+        self._feedback_period, self._names = 1.0, []
         self._goal: _Goal | None = None
         self._accepted: dict = {}   # goal id -> its _Goal, until its execute callback takes it
         self._validated = None  # (goal, its trajectory, start) of the goal last accepted
-        self._server = _GoalServer(
+        self._server = GoalServer(
             node, FollowJointTrajectory, "~/follow_joint_trajectory", self._execute,
             goal_callback=self._on_goal, handle_accepted_callback=self._on_accepted,
             cancel_callback=self._on_cancel, result_timeout=RESULT_TIMEOUT,
@@ -103,6 +69,7 @@ class TrajectoryAction:
     def attach(self, loop, defaults: Tolerances, feedback_period: float) -> None:
         """Follow goals on ``loop`` (configure)."""
         self._loop, self._defaults = loop, defaults
+        self._names = list(loop.order.names)
         self._feedback_period = feedback_period
 
     def detach(self) -> None:
@@ -118,6 +85,12 @@ class TrajectoryAction:
             self._loop.reject(f"goal: {MAX_PENDING_GOALS} goals already wait to be handled")
 
     def _on_goal(self, goal) -> GoalResponse:
+        try:
+            return self._judge(goal)
+        finally:
+            release(goal.trajectory)
+
+    def _judge(self, goal) -> GoalResponse:
         if not self._node.active or self._loop is None:
             self._log().error("goal refused: the controller is not active")
             return GoalResponse.REJECT
@@ -138,11 +111,10 @@ class TrajectoryAction:
 
     def _on_accepted(self, handle) -> None:
         self.preempt(PREEMPTED)
-        validated, self._validated = self._validated, None
-        goal = handle.request  # the request _on_goal just accepted, the same object
-        trajectory, start = validated[1:] if validated and validated[0] is goal \
-            else trajectory_from_message(goal.trajectory)
-        accepted = self._loop.set_trajectory(trajectory, start)
+        # _on_goal just accepted handle.request (the same object: rclpy handles one request at
+        # a time), converted it and released its points
+        goal, trajectory, start = self._validated
+        self._validated = None
         tolerances, why = for_goal(
             self._defaults, self._loop.order.names,
             [(t.name, t.position, t.velocity) for t in goal.path_tolerance],
@@ -150,11 +122,17 @@ class TrajectoryAction:
             goal.goal_time_tolerance.sec + 1e-9 * goal.goal_time_tolerance.nanosec)
         if why:
             self._log().error(f"goal tolerances: {why}")
-        end = self._loop.trajectory_span[1] if self._loop.trajectory_span else 0.0
-        self._goal = _Goal(handle, GoalMonitor(tolerances, end, self._loop.order.names), Future())
-        self._accepted[bytes(handle.goal_id.uuid)] = self._goal
+        running = _Goal(handle, Future())
+
+        def start_goal(accepted):   # with its reference, under the lock
+            end = self._loop.trajectory_span[1] if self._loop.trajectory_span else 0.0
+            running.monitor = GoalMonitor(tolerances, end, self._loop.order.names)
+            if not isinstance(accepted, Rejection):
+                self._goal = running
+        accepted = follow(self._loop, self._lock, trajectory, start, start_goal)
+        self._accepted[bytes(handle.goal_id.uuid)] = running
         if isinstance(accepted, Rejection):  # refused between validation and now (time moved on)
-            self._finish(Outcome(INVALID_GOAL, accepted.reason))
+            self._end(running, Outcome(INVALID_GOAL, accepted.reason))
         handle.execute()
 
     async def _execute(self, handle):
@@ -170,16 +148,22 @@ class TrajectoryAction:
         return FollowJointTrajectory.Result(error_code=outcome.code, error_string=outcome.text)
 
     def _on_cancel(self, handle) -> CancelResponse:
-        goal = self._goal
-        if goal is not None and goal.handle is handle:
-            self._log().info("goal canceled: holding the measured position")
+        with self._lock:
+            goal = self._goal
+            if goal is None or goal.handle is not handle:
+                return CancelResponse.ACCEPT
             self._loop.hold()
-            self._finish(Outcome(0, ""), canceled=True)
+            self._goal = None
+        self._log().info("goal canceled: holding the measured position")
+        self._end(goal, Outcome(0, ""), canceled=True)
         return CancelResponse.ACCEPT
 
-    def _finish(self, outcome: Outcome, canceled: bool = False) -> None:
-        goal, self._goal = self._goal, None
-        if goal is not None and not goal.done.done():
+    def _end(self, goal: _Goal, outcome: Outcome, canceled: bool = False, line: str = "",
+             log=None) -> None:
+        """(The executor's thread) ``goal`` ends with ``outcome``, ``line`` logged first."""
+        if line:
+            (log or self._log().info)(line)
+        if not goal.done.done():
             goal.done.set_result((outcome, canceled))
 
     @property
@@ -189,36 +173,48 @@ class TrajectoryAction:
 
     def preempt(self, why: str, goal=None, code: int = INVALID_GOAL) -> None:
         """Abort the running goal (``code``): a new goal, a topic trajectory, deactivation, joint
-        states gone stale, a collision. ``goal``: only if that one (:attr:`running`) still runs."""
-        if self._goal is not None and (goal is None or goal is self._goal):
-            self._log().info(f"goal aborted: {why}")
-            self._finish(Outcome(code, why))
+        states gone stale, a collision. ``goal``: only if that one (:attr:`running`) still runs.
+        From any thread: the goal stops running here, its end is sent from the executor's."""
+        with self._lock:
+            running = self._goal
+            if running is None or (goal is not None and goal is not running):
+                return
+            self._goal = None
+        post(self._node, self._end, running, Outcome(code, why), False, f"goal aborted: {why}")
 
     def after_cycle(self) -> None:
-        """Judge the running goal on the cycle just computed; send feedback at its rate."""
+        """(The cycle's thread, under the lock) judge the running goal on the cycle just computed:
+        a violation holds at once; the feedback (at its rate) and the goal's end are sent from the
+        executor's thread, from copies of the cycle's arrays."""
         goal = self._goal
         if goal is None:
             return
         loop = self._loop
         o, t = loop.order.index, loop.time
         q_des, qd_des, qdd_des = loop.reference
-        outcome = goal.monitor.check(t, (q_des - loop.q)[o], (qd_des - loop.qd)[o])
+        error, rate_error = (q_des - loop.q)[o], (qd_des - loop.qd)[o]
+        outcome = goal.monitor.check(t, error, rate_error)
         if t >= goal.next_feedback or outcome is not None:
-            goal.next_feedback = t + self._feedback_period
-            feedback = FollowJointTrajectory.Feedback(joint_names=list(loop.order.names))
-            feedback.header.stamp = self._node.get_clock().now().to_msg()
-            desired, actual, error = feedback.desired, feedback.actual, feedback.error
-            desired.positions, desired.velocities = q_des[o].tolist(), qd_des[o].tolist()
-            desired.accelerations = qdd_des[o].tolist()
-            actual.positions, actual.velocities = loop.q[o].tolist(), loop.qd[o].tolist()
-            error.positions = (q_des - loop.q)[o].tolist()
-            error.velocities = (qd_des - loop.qd)[o].tolist()
-            goal.handle.publish_feedback(feedback)
+            goal.next_feedback = t + self._feedback_period   # each [o] below is a copy
+            post(self._node, self._feedback, goal, q_des[o], qd_des[o], qdd_des[o], loop.q[o],
+                 loop.qd[o], error, rate_error)
         if outcome is not None:
             if not outcome.succeeded:
-                self._log().warning(outcome.text)
                 loop.hold()  # JTC holds the position it is at
-            self._finish(outcome)
+            self._goal = None
+            post(self._node, self._end, goal, outcome, False,
+                 "" if outcome.succeeded else outcome.text, self._log().warning)
+
+    def _feedback(self, goal, q_des, qd_des, qdd_des, q, qd, error, rate_error) -> None:
+        """(The executor's thread) one cycle's feedback of ``goal``."""
+        feedback = FollowJointTrajectory.Feedback(joint_names=self._names)
+        feedback.header.stamp = self._node.get_clock().now().to_msg()
+        desired, actual = feedback.desired, feedback.actual
+        desired.positions, desired.velocities = q_des.tolist(), qd_des.tolist()
+        desired.accelerations = qdd_des.tolist()
+        actual.positions, actual.velocities = q.tolist(), qd.tolist()
+        feedback.error.positions, feedback.error.velocities = error.tolist(), rate_error.tolist()
+        goal.handle.publish_feedback(feedback)
 
     def _on_query(self, request, response):
         active = self._node.active and self._loop is not None

@@ -2,19 +2,24 @@
 
 The safe command must reach the drive even while the executor's thread is busy: rclpy converts a
 10,000-point FollowJointTrajectory goal into Python objects in 50-150 ms before any of our code
-sees it, and the queued joint states wait as long. The thread sleeps until the last valid state
-goes stale (``ControlLoop.stale_in``), then publishes the loop's safe command every ``period``
-until states resume. The conversion runs Python code, which hands the GIL over every switch
-interval; the controller's process sets that to 1 ms, so the thread runs within about 1 ms of
-its deadline.
+sees it, and the cycle's thread may be stuck in a law. The thread sleeps until the last valid
+state goes stale (``ControlLoop.stale_in``), then publishes the loop's safe command every
+``period`` until states resume. The conversion runs Python code, which hands the GIL over every
+switch interval (``cycle.SWITCH_INTERVAL``), so the thread runs within about that of its deadline.
 
 It also sends the rest of a ramp the drive's rate limit left unfinished (``ControlLoop.ramp``:
 a stale hold, a lowered effort limit, a law's step) one step a drive period, whether or not states
-arrive: the loop wakes it when a command leaves a ramp to go on (``ControlLoop.on_ramp``).
+arrive: the loop wakes it when a command leaves a ramp to go on (``ControlLoop.on_ramp``). While
+the node is active it is the one thread that does; the deactivation, once the node is no longer
+active (so the thread no longer ramps), sends the rest of its own ramp (:func:`ramp_out`).
 
-The thread and the executor share the loop under ``lock``: the executor's thread holds it while
-it takes a joint state in and while it deactivates, so a stale verdict never races a fresh state
-and nothing follows the deactivate command.
+The thread shares the loop and its command with the cycle's thread and the executor's under
+``lock``: a cycle holds it from the state's take to its command's publication and the deactivation
+while it sends each of its commands, and the thread holds it from its verdict (or a ramp's step)
+to its command's publication. So a stale verdict never races a fresh state, a ramp's step and a
+cycle's command are never sent at once (the drive's stage bounds both within its cycle), the safe
+command and a cycle's never write the command buffer at once, and nothing follows the deactivate
+command.
 """
 from __future__ import annotations
 
@@ -22,7 +27,8 @@ import sys
 import threading
 from time import monotonic, sleep
 
-SWITCH_INTERVAL = 1e-3  # s: the longest the thread waits for the GIL
+from .cycle import SWITCH_INTERVAL
+
 LATE = 1e-4             # s after the deadline: the state is stale strictly after state_timeout
 RAMP_LONGEST = 2.0      # s (wall) a deactivation's ramp may take before the node stops commanding
 

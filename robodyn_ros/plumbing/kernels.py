@@ -38,11 +38,13 @@ below PARALLEL_ROWS rows a batch stays on the calling thread.
 import concurrent.futures
 import contextlib
 import functools
+import hashlib
 import os
 import sys
 import threading
 import time
 import types
+from pathlib import Path
 
 import numba
 import numba.core.event
@@ -53,6 +55,38 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload
 
 _OPTIONS = dict(cache=True, error_model="numpy", fastmath=False, nogil=True)
+PACKAGE = Path(__file__).resolve().parents[1]
+SOURCES_STAMP = PACKAGE / "__pycache__" / "numba_sources.stamp"
+
+
+def sources_stamp() -> str:
+    """The size and modification time of every module of the package, as one digest."""
+    files = sorted(PACKAGE.rglob("*.py"))
+    return hashlib.sha256(repr([(str(f.relative_to(PACKAGE)), s.st_size, s.st_mtime_ns)
+                                for f in files for s in (f.stat(),)]).encode()).hexdigest()
+
+
+def forget_a_stale_cache() -> bool:
+    """numba judges a cached kernel by its own module's time stamp only: a kernel that inlined or
+    calls one of another module keeps the old machine code when only that module changed (a
+    cfunc even the old layout of the packed parameters). So the whole package's cache goes when
+    any of its modules changed since the cache was last judged. Whether it went; nothing to do
+    where the package is not writable (numba's per-module check is then all there is)."""
+    stamp = sources_stamp()
+    with contextlib.suppress(OSError):
+        if SOURCES_STAMP.read_text() == stamp:
+            return False
+    try:
+        for entry in PACKAGE.rglob("*.nb[ic]"):
+            entry.unlink(missing_ok=True)
+        SOURCES_STAMP.parent.mkdir(exist_ok=True)
+        SOURCES_STAMP.write_text(stamp)
+    except OSError:
+        return False
+    return True
+
+
+forget_a_stale_cache()   # before any kernel of this process loads its cache
 
 
 

@@ -1,23 +1,27 @@
 """The URDF's own link bodies, as written: what a simulator is given."""
-import io
 import re
-from contextlib import redirect_stderr
+import warnings
 
 import numpy as np
 
-# the loader's own reading of an <origin> (one of each thing; private there, shared here)
-from robodyn_ros.dynamics.urdf import _origin as origin
+# the loader's own reading of an <origin> and of the file (one of each thing; private there,
+# shared here)
+from robodyn_ros.dynamics.urdf import _origin as origin, _parse, parent_joints
 
 _DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
 
 
-def parse_urdf(urdf: str):
-    """The urdfdom-py robot of a URDF text (its complaints about <robodyn_ros>, <ros2_control> and
-    <gazebo>, which it does not know, silenced). The text is decoded already: an XML declaration
-    naming its encoding (UR's files have one), which lxml refuses in a str, is left out."""
-    from urdf_parser_py.urdf import URDF
-    with redirect_stderr(io.StringIO()):
-        return URDF.from_xml_string(_DECLARATION.sub("", urdf, count=1))
+def parse_urdf(urdf: str, source: str = "<URDF>"):
+    """The urdfdom-py robot of a URDF text, refused as the model's loader refuses it (a
+    ModelError naming ``source`` and the element: malformed XML, an unknown joint type, a joint
+    naming a link the file lacks); its complaints about elements it does not know silenced. The
+    text is decoded already: an XML declaration naming its encoding (UR's files have one), which
+    lxml refuses in a str, is left out."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, robot = _parse(source, _DECLARATION.sub("", urdf, count=1))
+    parent_joints(robot, source)
+    return robot
 
 
 def urdf_bodies(robot):

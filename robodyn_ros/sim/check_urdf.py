@@ -67,10 +67,12 @@ def link_problems(mass, inertia):
     return problems
 
 
-def check(urdf: str):
-    """[(link, joint that moves it, [problems])] for every moving link a simulator refuses."""
+def check(urdf: str, source: str = "<URDF>"):
+    """[(link, joint that moves it, [problems])] for every moving link a simulator refuses; a file
+    nobody can read (malformed XML, an unknown joint type, a joint naming a missing link) raises
+    the loader's ModelError, naming ``source`` and the element."""
     found = []
-    for link, (joint, (mass, _, inertia)) in moving_bodies(parse_urdf(urdf)).items():
+    for link, (joint, (mass, _, inertia)) in moving_bodies(parse_urdf(urdf, source)).items():
         problems = link_problems(mass, inertia)
         if problems:
             found.append((link, joint, problems))

@@ -2,7 +2,8 @@
 obstacle added with MjSpec at a given place — rigid, or soft through MuJoCo's ``solref`` /
 ``solimp`` — and, per step, the contacts between them with their normal force (``mj_contactForce``).
 What the collision demo measures against: the true instant of first contact, the link touched, the
-force. ROS-free.
+force. The link touched is the one a joint moves: a shape of a link fixed to it (a hand on the
+flange, a tool, a payload) is a contact on it, as the controller can tell it. ROS-free.
 
 The arm's dynamics are the MuJoCo engine's (``mujoco_engine.compile_urdf``: the URDF's bodies
 written back exactly, the model's armature and viscous damping, RK4), copied body by body and joint
@@ -57,10 +58,15 @@ class Obstacle:
 
 @dataclasses.dataclass(frozen=True)
 class Touch:
-    """One contact of a step: the arm's link, the obstacle, the normal force (N, >= 0)."""
+    """One contact of a step: the arm's link (the one a joint moves, or the fixed base), the
+    obstacle, the normal force (N, >= 0), the URDF link whose shape it is (``link`` or one fixed
+    to it), the point and the force on the arm (world frame)."""
     link: str
     obstacle: str
     force: float
+    body: str = ""
+    point: tuple = ()
+    push: tuple = ()
 
 
 class ContactScene(Engine):
@@ -103,6 +109,7 @@ class ContactScene(Engine):
                                 for o in self.obstacles}
         self._dofs = [m.jnt_dofadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j)]
                       for j in model.joint_names]
+        self._moving = [moving_link(m, b) for b in range(m.nbody)]
         self._force = np.zeros(6)
         self.touches, self.first_contact = [], None
 
@@ -122,6 +129,10 @@ class ContactScene(Engine):
             m.jnt_limited[j], m.jnt_range[j] = exact.jnt_limited[source], exact.jnt_range[source]
             m.jnt_solref[j] = exact.jnt_solref[source]
         m.opt.gravity[:] = exact.opt.gravity
+
+    def link_of_geom(self, geom: int) -> str:
+        """The link (a joint moves) that carries geom ``geom`` (``moving_link``)."""
+        return self._moving[int(self.mj.geom_bodyid[geom])]
 
     def drive_adds(self, q, qd, compensates):
         """What a drive adds by MuJoCo's own model (``mujoco_engine.drive_bias``)."""
@@ -162,6 +173,19 @@ class ContactScene(Engine):
                 continue
             arm = pair[1] if pair[0] == obstacle else pair[0]
             mujoco.mj_contactForce(m, d, i, self._force)
-            found.append(Touch(m.body(m.geom_bodyid[arm]).name, self._obstacle_geoms[obstacle],
-                               float(self._force[0])))
+            # the force geom1 exerts on geom2, contact frame (rows: normal, tangents)
+            push = c.frame.reshape(3, 3).T @ self._force[:3] * (1.0 if arm == pair[1] else -1.0)
+            body = int(m.geom_bodyid[arm])
+            found.append(Touch(self._moving[body], self._obstacle_geoms[obstacle],
+                               float(self._force[0]), m.body(body).name, tuple(c.pos), tuple(push)))
         return found
+
+
+def moving_link(m, body: int) -> str:
+    """The link of MuJoCo model ``m`` whose joint moves ``body``: the body itself or the first of
+    its ancestors a joint moves (a hand fixed to the flange: the last link); the fixed base's
+    bodies are their own."""
+    b = body
+    while b > 0 and m.body_jntnum[b] == 0:
+        b = int(m.body_parentid[b])
+    return m.body(b if b > 0 else body).name

@@ -1,26 +1,28 @@
 """The controller's own loop against an arm in a MuJoCo contact scene, on the plant's clock, and
-the scenes that judge collision isolation against MuJoCo's contact list (doc/collisions.md).
+the runs that judge collision isolation and location against MuJoCo's contact list
+(doc/collisions.md).
 
 ``Arm`` steps ``control.loop.ControlLoop`` (the node's core: the law, the momentum observer, the
 detector, the reaction) at 1 kHz against a plant, the command of state k held over the next step
-as arm_simulator's lockstep runs the node; ``demo collision`` and the isolation scenes share it.
+as arm_simulator's lockstep runs the node; ``demo collision`` and the scenes share it.
 
-An isolation scene (``Scene``) puts a sphere where one link's shape will be some time into a
-motion of the Panda from the Cartesian demo's start — the hand, the wrist or the forearm; rigid or
-soft; met at speed (an impact) or slowly (a push that grows over a second) — calibrates the
-thresholds on the same motion without it, and runs it with a reaction. MuJoCo says which link
-touched (the link the contact's body hangs from: the hand is the last link's) and with what force;
-``isolate`` compares what the controller isolated (the last joint crossed) and located (the fit of
-``control.contact_location`` among the links from the isolated one on), and what two other rules
-would have: the first crossing with a fixed 10 ms window (the rule before), and the fit among
-every link, where the residual is strongest. ROS-free; needs MuJoCo.
+``run_scene`` takes a ``contact_scenes.Scene`` — a sphere where one link's shape will be some time
+into a motion of the Panda — calibrates the thresholds on the same motion without it, and runs it
+with a reaction. MuJoCo says which link touched (the link a joint moves: a hand, a tool or a
+payload fixed to the last link is the last link) and with what force; ``isolate`` compares what the
+guard named — the link it located the contact on (``control.contact_location``), or the isolated
+one (the last joint crossed) where it located none — with the link MuJoCo's contacts pressed most
+at the state the guard last located at, and with the one they pressed most over the run; and
+what two other rules would have named: the first crossing with a fixed 10 ms window (the rule
+before), and the location among every link, where the residual is strongest. ROS-free; needs MuJoCo.
 """
 from __future__ import annotations
 
-import dataclasses
 import warnings
 
 import numpy as np
+
+from .contact_scenes import PANDA, PANDA_START, SCENES, Scene, attach, reach, scene_shapes
 
 DT = 1e-3
 GAIN = 50.0          # K_O, 1/s
@@ -31,8 +33,6 @@ OLD_WINDOW = 0.01    # s: the window of the rule before (a later crossing within
 RADIUS = 0.03        # m, the obstacle
 CONTACT_DEPTH = 0.002   # m: how far the shape's front is into the sphere at ``at``
 SOFT = dict(solref=(0.05, 1.0), solimp=(0.5, 0.95, 0.02))
-PANDA = "urdf/panda.urdf"
-PANDA_START = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])   # the Cartesian demo's
 
 
 def settings(law="computed_torque", thresholds=None, reaction="none") -> dict:
@@ -64,7 +64,7 @@ class Arm:
         self.loop.on_isolation = self.moves.append
         self.q, self.qd = np.array(start, dtype=float), np.zeros(model.dof)
         self.noise, self._rng = noise, np.random.default_rng(seed)
-        self.record = []
+        self.record, self.touches = [], []   # per step; the plant's contacts at the state
 
     def step(self):
         """One cycle at the plant's state (its contact force recorded with it), one plant step."""
@@ -77,6 +77,7 @@ class Arm:
         touches = getattr(self.plant, "touches", ())
         self.record.append((self.t, self.loop.guard.residual.copy(), qd.copy(), q.copy(),
                             sum(touch.force for touch in touches)))
+        self.touches.append(touches)
         self.q, self.qd = self.plant.step(self.q, self.qd, effort)
         self.t += DT
 
@@ -106,86 +107,28 @@ def read_model(urdf):
         return RobotModel.from_urdf(urdf).scaled(friction=0.0)
 
 
-@dataclasses.dataclass(frozen=True)
-class Scene:
-    """A sphere where ``link``'s shape is ``at`` seconds into a quintic of ``duration`` seconds
-    from PANDA_START by ``move`` (rad per joint), shifted by ``offset`` (m, world) so that this
-    link meets it first; ``soft``: MuJoCo's soft contact (SOFT); the run lasts ``length`` s."""
-    name: str
-    link: str
-    move: tuple
-    duration: float
-    at: float
-    offset: tuple = (0.0, 0.0, 0.0)
-    soft: bool = False
-    length: float = 1.5
-
-
-SWEEP = (0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)      # the whole arm about the base: across its plane
-REACH = (0.0, 0.4, 0.0, 0.4, 0.0, 0.0, 0.0)      # shoulder and elbow: in the arm's plane
-ELBOW = (0.0, 0.0, 0.0, 0.6, 0.0, 0.0, 0.0)      # the elbow: the forearm in the arm's plane
-FOLD = (0.0, 0.0, 0.0, 0.0, 0.0, -0.6, 0.0)      # the hand about the wrist (joint 6)
-SCENES = (
-    Scene("hand, rigid, impact", "panda_link7", REACH, 2.0, 1.0),
-    Scene("hand, soft, impact", "panda_link7", REACH, 2.0, 1.0, soft=True),
-    Scene("hand, soft, slow push", "panda_link7", REACH, 8.0, 2.5, soft=True, length=4.0),
-    Scene("hand folding, rigid, impact", "panda_link7", FOLD, 2.0, 1.0),
-    Scene("wrist, rigid, impact", "panda_link6", REACH, 2.0, 1.0),
-    Scene("wrist, soft, impact", "panda_link6", REACH, 2.0, 1.0, soft=True),
-    Scene("forearm, rigid, impact", "panda_link5", ELBOW, 2.0, 1.0),
-    Scene("forearm, soft, impact", "panda_link5", ELBOW, 2.0, 1.0, soft=True),
-    Scene("forearm, across, soft, slow push", "panda_link5", SWEEP, 8.0, 5.0, soft=True,
-          length=6.5),
-    Scene("hand, across, rigid, impact", "panda_link7", SWEEP, 2.0, 1.0),
-    Scene("hand, across, soft, slow push", "panda_link7", SWEEP, 8.0, 2.5, soft=True, length=4.0),
-    Scene("wrist, across, rigid, impact", "panda_link6", SWEEP, 2.0, 1.0),
-    Scene("forearm, across, rigid, impact", "panda_link5", SWEEP, 2.0, 1.6, length=2.5),
-)
-
-
-def _moving_link(mj, body: int, moving: set) -> str:
-    """The link whose joint moves ``body`` (a fixed hand: the last link)."""
-    while mj.body(body).name not in moving and body > 0:
-        body = int(mj.body_parentid[body])
-    return mj.body(body).name
-
-
-def _shapes(scene, link: str) -> list:
-    """The geoms on ``link`` (or on a tool fixed to it)."""
-    m = scene.mj
-    moving = model_links(m)
-    return [g for g in range(m.ngeom)
-            if m.geom_contype[g] and _moving_link(m, int(m.geom_bodyid[g]), moving) == link]
-
-
-def _reach(mujoco, m, d, g, u) -> float:
-    """How far geom ``g`` reaches from its centre along the unit vector ``u``."""
-    size, R = m.geom_size[g], d.geom_xmat[g].reshape(3, 3)
-    local = np.abs(R.T @ u)
-    if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:
-        return float(local @ size)
-    if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE:
-        return float(size[0])
-    return float(size[0] * np.sqrt(max(0.0, 1.0 - local[2] ** 2)) + size[1] * local[2])
+def scene_urdf(scene: Scene) -> str:
+    """The Panda's URDF text with the scene's attachment, if any."""
+    from robodyn_ros.plumbing.resources import find_share_file
+    xml = find_share_file(PANDA).read_text()
+    return attach(xml, scene.attached) if scene.attached else xml
 
 
 def run_scene(scene: Scene, reaction: str = "none") -> dict:
     """Calibrate on the free motion, run into the sphere with ``reaction``: what MuJoCo says was
-    touched, and what each rule isolated (``isolate``)."""
+    touched, and what each rule named (``isolate``)."""
     from robodyn_ros.control.collision import child_links, fit_thresholds
     from robodyn_ros.control.contact_location import link_shapes
-    from robodyn_ros.plumbing.resources import find_share_file
 
     from .contact import ContactScene, Obstacle
-    path = find_share_file(PANDA)
-    xml = path.read_text()
-    model = read_model(path)
+    xml = scene_urdf(scene)
+    model = read_model(xml)
     links = child_links(xml, model.joint_names)
     goal = PANDA_START + np.asarray(scene.move)
     free = Arm(model, ContactScene(model, DT, xml), settings(), links, PANDA_START)
-    place, shapes = [], _shapes(free.plant, scene.link)
+    place, shapes = [], scene_shapes(free.plant, scene)
 
-    def watch(arm):   # where the front of the link's fastest shape will be at ``at``
+    def watch(arm):   # where the front of the fastest shape will be at ``at``
         m, d = arm.plant.mj, arm.plant.data
         if len(place) < 2 and arm.t >= scene.at - DT * (1 - len(place)):
             place.append(d.geom_xpos[shapes].copy())
@@ -193,33 +136,47 @@ def run_scene(scene: Scene, reaction: str = "none") -> dict:
                 moved = place[1] - place[0]
                 i = int(np.argmax(np.linalg.norm(moved, axis=1)))
                 u = moved[i] / np.linalg.norm(moved[i])
-                place[1] = place[1][i] + u * (_reach(arm.plant._mujoco, m, d, shapes[i], u)
+                place[1] = place[1][i] + u * (reach(arm.plant._mujoco, m, d, shapes[i], u)
                                               + RADIUS - CONTACT_DEPTH)
     free.motion(goal, scene.duration, 0.0, watch, scene.length)
     _, r, qd, _, _ = free.arrays()
     thresholds = fit_thresholds(model.joint_names, r, qd, GAIN, MARGIN, floor=FLOOR)
-    sphere = Obstacle(tuple(place[1] + np.asarray(scene.offset)), "sphere", (RADIUS,), **(SOFT if scene.soft else {}))
+    sphere = Obstacle(tuple(place[1] + np.asarray(scene.offset)), "sphere", (RADIUS,),
+                      **(SOFT if scene.soft else {}))
     plant = ContactScene(model, DT, xml, [sphere])
     arm = Arm(model, plant, settings(thresholds=thresholds, reaction=reaction), links,
               PANDA_START, shapes=link_shapes(model, xml))
-    touched = {}
-
-    def count(arm):
-        for touch in arm.plant.touches:
-            link = _moving_link(plant.mj, plant.mj.body(touch.link).id, set(links))
-            touched[link] = touched.get(link, 0.0) + touch.force * DT
-    arm.motion(goal, scene.duration, 0.0, count, scene.length)
-    return isolate(scene, arm, thresholds, touched, links, xml)
+    arm.motion(goal, scene.duration, 0.0, None, scene.length)
+    return isolate(scene, arm, thresholds, links, xml)
 
 
-def isolate(scene, arm, thresholds, touched, links, xml) -> dict:
-    """The run's figures: the link MuJoCo's contacts pressed most (impulse), first contact,
-    detection, and the link each rule isolated (None: not detected)."""
+def pressed_most(touches) -> str | None:
+    """The link the contacts ``touches`` press most (None: none)."""
+    force = {}
+    for touch in touches:
+        force[touch.link] = force.get(touch.link, 0.0) + touch.force
+    return max(force, key=force.get) if force else None
+
+
+def isolate(scene, arm, thresholds, links, xml) -> dict:
+    """The run's figures: the link MuJoCo's contacts pressed most at the state the guard last
+    located at (``touched``; at detection if it located none) and over the run (impulse), the
+    URDF links whose shapes they touched, first contact, detection, the link the guard named
+    (``named``: located, else isolated) and the link each rule isolated or located (None: not
+    detected)."""
     from robodyn_ros.control.contact_location import link_shapes, locate
     t, r, qd, q, force = arm.arrays()
-    plant, event = arm.plant, arm.loop.guard.event
+    plant, guard = arm.plant, arm.loop.guard
+    event = guard.event
     first = plant.first_contact
-    result = {"scene": scene.name, "touched": max(touched, key=touched.get) if touched else None,
+    impulse, bodies = {}, set()
+    for touches in arm.touches:
+        for touch in touches:
+            impulse[touch.link] = impulse.get(touch.link, 0.0) + touch.force * DT
+            bodies.add(touch.body)
+    result = {"scene": scene.name, "touched": None,
+              "pressed_most": max(impulse, key=impulse.get) if impulse else None,
+              "bodies": sorted(bodies),
               "first_contact_s": None if first is None else first[0],
               "peak_force_n": float(force.max()),
               "detected_s": None if event is None else event.time,
@@ -227,9 +184,12 @@ def isolate(scene, arm, thresholds, touched, links, xml) -> dict:
               "isolated_after_ms": None if event is None
               else (event.isolated_time - event.time) * 1e3,
               "moves": len(arm.moves), "window": None, "anywhere": None,
-              "located": None if event is None else event.located}
+              "located": None if event is None else event.located,
+              "named": None if event is None else event.located or event.link}
     if event is None:
         return result
+    at = guard.located_at if guard.located_at is not None else event.time
+    result["touched"] = pressed_most(arm.touches[int(np.argmin(np.abs(t - at)))])
     h = np.array([thresholds.at(v) for v in qd])
     crossed = np.abs(r) > h
     k0 = int(np.flatnonzero(crossed.any(axis=1))[0])
@@ -242,41 +202,41 @@ def isolate(scene, arm, thresholds, touched, links, xml) -> dict:
     return result
 
 
-def model_links(m) -> set:
-    """The links a joint moves in MuJoCo model ``m``."""
-    return {m.body(m.jnt_bodyid[j]).name for j in range(m.njnt)}
-
-
 def links_order(link: str) -> int:
     """A Panda link's place in the chain (panda_linkN: N)."""
     return int(link.removeprefix("panda_link"))
 
 
-RULES = ("following", "located", "window", "anywhere")
+RULES = ("named", "following", "window", "anywhere")
 
 
 def table(scenes=SCENES, reactions=("none", "stop", "float", "reflex")) -> tuple[list, str]:
     """Every scene with every reaction: the runs, and the table doc/collisions.md shows."""
     runs = [run_scene(s, reaction) | {"reaction": reaction} for s in scenes for reaction in reactions]
     short = lambda link: (link or "-").replace("panda_", "")   # noqa: E731
-    lines = [f"{'scene':34s}{'reaction':9s}{'touched':>8s}{'delay':>7s}{'follows':>9s}{'after':>8s}"
-             f"{'located':>9s}{'10 ms':>8s}{'anywhere':>9s}",
-             f"{'':34s}{'':9s}{'':>8s}{'(ms)':>7s}{'':>9s}{'(ms)':>8s}"]
+    lines = [f"{'scene':34s}{'reaction':9s}{'touched':>8s}{'most':>7s}{'delay':>6s}{'follows':>8s}"
+             f"{'after':>6s}{'named':>7s}{'10 ms':>7s}{'anywhere':>9s}",
+             f"{'':34s}{'':9s}{'':>8s}{'':>7s}{'(ms)':>6s}{'':>8s}{'(ms)':>6s}"]
     for r in runs:
         delay = (r["detected_s"] - r["first_contact_s"]) * 1e3 if r["detected_s"] is not None \
             else float("nan")
-        lines.append(f"{r['scene']:34s}{r['reaction']:9s}{short(r['touched']):>8s}{delay:7.0f}"
-                     f"{short(r['following']):>9s}{r['isolated_after_ms'] or 0.0:8.0f}"
-                     f"{short(r['located']):>9s}{short(r['window']):>8s}"
-                     f"{short(r['anywhere']):>9s}")
-    right = {rule: sum(r[rule] == r["touched"] for r in runs) for rule in RULES}
-    lines.append("named the touched link: " + ", ".join(f"{rule} {n} of {len(runs)}"
-                                                        for rule, n in right.items()))
+        lines.append(f"{r['scene']:34s}{r['reaction']:9s}{short(r['touched']):>8s}"
+                     f"{short(r['pressed_most']):>7s}{delay:6.0f}{short(r['following']):>8s}"
+                     f"{r['isolated_after_ms'] or 0.0:6.0f}{short(r['named']):>7s}"
+                     f"{short(r['window']):>7s}{short(r['anywhere']):>9s}")
+    for truth, what in (("touched", "at the last location"), ("pressed_most", "over the run")):
+        right = {rule: sum(r[rule] == r[truth] for r in runs) for rule in RULES}
+        lines.append(f"named the link pressed most {what}: " + ", ".join(
+            f"{rule} {n} of {len(runs)}" for rule, n in right.items()))
     before = sum(links_order(r["following"]) <= links_order(r["touched"]) for r in runs
-                 if r["following"] is not None)
+                 if r["following"] is not None and r["touched"] is not None)
     lines.append(f"following: at or before the touched link in {before} of {len(runs)}")
     return runs, "\n".join(lines)
 
 
 if __name__ == "__main__":
-    print(table()[1])
+    import sys
+
+    from .contact_scenes import OBSTACLES, ON_THE_FLANGE
+    chosen = {"scenes": SCENES, "obstacles": OBSTACLES, "flange": ON_THE_FLANGE}
+    print(table(tuple(s for name in (sys.argv[1:] or ["scenes"]) for s in chosen[name]))[1])

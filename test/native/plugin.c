@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include "robodyn_law.h"
 
-static const robodyn_law *law;
+static robodyn_law *law;
 static PyThreadState *saved;
 
 /* python: the venv's interpreter (its prefix and site-packages); libpython: the shared library
@@ -41,7 +41,7 @@ int plugin_configure(const char *python, const char *libpython, const char *setu
         PyErr_Print();
         return 1;
     }
-    law = (const robodyn_law *)PyLong_AsVoidPtr(address);
+    law = (robodyn_law *)PyLong_AsVoidPtr(address);
     Py_DECREF(done);
     saved = PyEval_SaveThread();   /* the GIL let go of: update never takes it */
     return law->abi == ROBODYN_LAW_ABI && law->kind == ROBODYN_KIND_LAW ? 0 : 1;

@@ -9,6 +9,7 @@ import os
 import platform
 import sys
 
+from ..commands import check_outputs
 from ..processes import loopback_dds
 
 SUITES = {
@@ -17,8 +18,13 @@ SUITES = {
     "stewart": "robodyn_ros.apps.benchmarks.stewart",
     "identification": "robodyn_ros.apps.benchmarks.identification",
     "latency": "robodyn_ros.apps.benchmarks.latency",
+    "disturbance": "robodyn_ros.apps.benchmarks.disturbance",
 }
 DEFAULT = ["dynamics", "control", "stewart", "identification"]
+DESCRIPTION = """\
+Every benchmark of the package, printed and optionally as JSON: each figure of ours beside its
+peer's taken in the same process (Pinocchio for the serial arm) and its target
+(doc/performance.md)."""
 
 
 def _print(name, result):
@@ -35,22 +41,28 @@ def _print(name, result):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="robodyn-ros bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="robodyn-ros bench", description=DESCRIPTION)
     parser.add_argument("suites", nargs="*", metavar="SUITE",
                         help=f"some of {', '.join(SUITES)} (default: {' '.join(DEFAULT)}; 'latency' "
-                             "runs the controller over DDS for --duration seconds)")
+                             "runs the controller over DDS for --duration seconds, 'disturbance' "
+                             "for a quiet and a disturbed phase of --duration seconds each)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' = stdout)")
-    parser.add_argument("--duration", type=float, default=60.0, help="latency run length, s (60)")
+    parser.add_argument("--duration", type=float, default=60.0, metavar="S",
+                        help="the latency run's length, and each disturbance phase's, s (60)")
     args = parser.parse_args(argv)
     unknown = set(args.suites) - set(SUITES)
     if unknown:
         parser.error(f"unknown suites {sorted(unknown)}; choose from {', '.join(SUITES)}")
+    if not args.duration > 0:
+        parser.error("--duration must be > 0")
+    check_outputs(parser, {"--json": args.json})
     loopback_dds()   # before anything imports rclpy
     results = {"machine": {"python": sys.version.split()[0], "cpu": platform.processor() or
                            platform.machine(), "cores": os.cpu_count()}, "suites": {}}
     for name in args.suites or DEFAULT:
         module = importlib.import_module(SUITES[name])
-        result = module.run(duration=args.duration) if name == "latency" else module.run()
+        result = (module.run(duration=args.duration) if name in ("latency", "disturbance")
+                  else module.run())
         results["suites"][name] = result
         _print(name, result)
     if args.json:

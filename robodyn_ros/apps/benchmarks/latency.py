@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..commands import RunFailed
 from ..processes import NodeProcesses, cpu_seconds, loopback_dds, param_list
 
 PERIOD_NS = 1_000_000  # 1 kHz
@@ -153,7 +154,7 @@ def _bytecodes() -> dict:
     done = subprocess.run([sys.executable, "-m", "robodyn_ros.apps.benchmarks.bytecodes"],
                           capture_output=True, text=True)
     if done.returncode:
-        raise RuntimeError(f"benchmarks/bytecodes.py exited {done.returncode}: "
+        raise RunFailed(f"benchmarks/bytecodes.py exited {done.returncode}: "
                            f"{done.stderr[-2000:]}")
     return json.loads(done.stdout)
 
@@ -235,22 +236,14 @@ def _drive(procs: NodeProcesses, duration, listen=True) -> dict[str, dict]:
         while publisher.get_subscription_count() < len(pids):
             procs.check()  # raises when one has ended; leaving the block prints the logs
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{', '.join(pids)} did not all subscribe to /joint_states in "
+                raise RunFailed(f"{', '.join(pids)} did not all subscribe to /joint_states in "
                                    "60 s:\n" + "\n".join(procs.log(n).read_text() for n in pids))
             executor.spin_once(timeout_sec=0.05)
         start = time.monotonic_ns()
         measure_from = start + int(WARMUP * 1e9)
-        end = measure_from + int(duration * 1e9)
-        next_send = start
-        skipped = 0
+        pace = Pace(executor, start, measure_from + int(duration * 1e9))
         cpu_start = None
-        while True:
-            now = time.monotonic_ns()
-            if now < next_send:
-                executor.spin_once(timeout_sec=(next_send - now) * 1e-9)
-                continue
-            if now >= end:
-                break
+        for now in pace:
             if cpu_start is None and now >= measure_from:
                 cpu_start, wall_start = {n: cpu_seconds(p) for n, p in pids.items()}, time.monotonic()
                 first_measured = len(sent)
@@ -259,10 +252,6 @@ def _drive(procs: NodeProcesses, duration, listen=True) -> dict[str, dict]:
             state.position[:] = q + 1e-3 * np.sin(1e-9 * now)
             publisher.publish(state.write(*divmod(stamp, 1_000_000_000)))
             sent[stamp // 1000] = time.monotonic_ns()
-            next_send += PERIOD_NS
-            if time.monotonic_ns() > next_send + PERIOD_NS:  # the driver itself fell behind
-                skipped += (time.monotonic_ns() - next_send) // PERIOD_NS
-                next_send = time.monotonic_ns()
         cpu = {n: cpu_seconds(p) - cpu_start[n] for n, p in pids.items()}
         wall = time.monotonic() - wall_start
         grace = time.monotonic() + 0.5  # let the last answers arrive
@@ -284,13 +273,40 @@ def _drive(procs: NodeProcesses, duration, listen=True) -> dict[str, dict]:
         arrival, unpaired_commands, unpaired_states = _pair(commands, states)
         latency = np.array([(arrival[s] - sent[s]) * 1e-6 if s in arrival else np.inf
                             for s in stamps])
-        figures[name] = {"latency_ms": latency, "driver_skipped_periods": int(skipped),
+        figures[name] = {"latency_ms": latency, "driver_skipped_periods": int(pace.skipped),
                          "unpaired_commands": unpaired_commands, "unpaired_states": unpaired_states,
                          "controller_cpu_percent": 100.0 * cpu[name] / wall}
     if NAME in figures:
         figures[NAME]["node_cycle_us_mean"] = (float(np.nanmean(cycle_means)) if cycle_means
                                                else float("nan"))
     return figures
+
+
+class Pace:
+    """The driver's ticks, ``period`` ns apart from ``start`` until ``end`` (monotonic ns), the
+    executor spun in between: iterating gives each tick's time. When the driver itself falls
+    more than a period behind, the pace restarts from then and the periods it skipped are counted
+    (``skipped``)."""
+
+    def __init__(self, executor, start: int, end: int, period: int = PERIOD_NS):
+        self._executor, self.start, self.end, self.period = executor, start, end, period
+        self.skipped = 0
+
+    def __iter__(self):
+        due = self.start
+        while True:
+            now = time.monotonic_ns()
+            if now < due:
+                self._executor.spin_once(timeout_sec=(due - now) * 1e-9)
+                continue
+            if now >= self.end:
+                return
+            yield now
+            due += self.period
+            late = time.monotonic_ns()
+            if late > due + self.period:
+                self.skipped += (late - due) // self.period
+                due = late
 
 
 def _pair(answered, outputs):

@@ -23,7 +23,7 @@ HARNESS = header_path().with_name("harness.c")
 # the packed parameters' columns the C floor reads, from the one place they are defined
 _COLUMNS = {"NC": layout.N_COLUMNS, **{name: getattr(layout, name) for name in (
     "MASS", "FIRST_MOMENT", "INERTIA_AT_ORIGIN", "ARMATURE", "VISCOUS", "COULOMB_POS",
-    "COULOMB_NEG", "PRISMATIC", "GRAVITY_VECTOR")}}
+    "COULOMB_NEG", "COULOMB_TANH", "FRICTION_OFFSET", "PRISMATIC", "GRAVITY_VECTOR")}}
 _P = ctypes.c_void_p
 
 
@@ -47,11 +47,18 @@ def harness():
     if done.returncode:
         raise Unavailable(f"gcc could not compile {HARNESS.name}: {done.stderr.strip()}")
     lib = ctypes.CDLL(str(library))
+    # harness_start through PyDLL, which keeps the GIL over the call: through CDLL the GIL is let
+    # go while the thread is created, and a step that takes it could run before the caller's busy
+    # loop holds it again
+    lib.harness_start = ctypes.PyDLL(str(library)).harness_start
     lib.harness_start.restype = _P
     lib.harness_start.argtypes = [_P, _P, ctypes.c_int64, _P, _P, _P, _P, ctypes.c_int32, _P]
     lib.harness_join.argtypes = [_P]
     lib.harness_cost.restype = ctypes.c_double
     lib.harness_cost.argtypes = [_P, _P, ctypes.c_int64, ctypes.c_int64, _P]
+    lib.harness_continue.restype = lib.harness_reset.restype = ctypes.c_int32
+    lib.harness_continue.argtypes = [_P, _P]
+    lib.harness_reset.argtypes = [_P, _P, _P]
     lib.rnea_floor.argtypes = [_P, ctypes.c_int64, _P, _P, _P, _P, _P]
     lib.rnea_floor_cost.restype = ctypes.c_double
     lib.rnea_floor_cost.argtypes = [_P, ctypes.c_int64, _P, ctypes.c_int64, ctypes.c_int64, _P, _P]

@@ -1,15 +1,17 @@
-"""``robodyn-ros demo NAME``: the package's closed loops over real DDS, one module each, on the
-shared arm loop (``arm_loop.py``)."""
+"""The package's closed loops, each a few processes talking over real DDS on this machine (the
+loopback interface): run one with 'robodyn-ros demo NAME', its options with 'robodyn-ros demo NAME
+-h'."""
 from ..commands import dispatch, renamed
 
-DEMOS = {
-    "puma": ("robodyn_ros.apps.demos.puma", "PUMA 560 computed-torque control, 004 §5 "
-             "(doc/demo.md)"),
+SUMMARY = "the closed loops over real DDS"
+COMMANDS = {
+    "puma": ("robodyn_ros.apps.demos.puma", "the PUMA 560 under computed-torque control, the "
+             "experiment of Lee, Chung, Mudge & Turney 1982 (doc/demo.md)"),
     "stewart": ("robodyn_ros.apps.demos.stewart", "the Stewart platform's closed loop on Path I "
                 "(doc/stewart_closed_loop.md)"),
     "identify": ("robodyn_ros.apps.demos.identify", "identification closing the loop: nominal "
                  "model, excitation, identify, the identified model (doc/identification.md)"),
-    "adaptive": ("robodyn_ros.apps.demos.adaptive", "the 004 motion there and back with a tool "
+    "adaptive": ("robodyn_ros.apps.demos.adaptive", "the PUMA's motion there and back with a tool "
                  "the controller's model lacks, per control law (doc/demo.md)"),
     "cartesian": ("robodyn_ros.apps.demos.cartesian", "a Cartesian path followed by the "
                   "task-space laws on the PUMA and a 7-joint arm (doc/demo.md)"),
@@ -42,4 +44,4 @@ def _old_spelling(argv):
 
 
 def main(argv) -> int:
-    return dispatch("robodyn-ros demo", __doc__, DEMOS, argv, _old_spelling)
+    return dispatch("robodyn-ros demo", __doc__, COMMANDS, argv, _old_spelling)

@@ -1,24 +1,5 @@
-"""``robodyn-ros demo adaptive [--law NAME ...] --payload KG [--pick-up-at S] [--passes N]``: the 004
-experiment with a tool nobody told the controller about, over DDS.
-
-The simulated PUMA 560 carries a ``--payload`` KG tool (``arm_simulator``'s payload_mass, at
-``--payload-com`` in the tip frame) that the controller's model (urdf/puma560.urdf) does not have.
-For each law (``computed_torque`` with 004's Kp = 100, Kv = 20; ``adaptive_computed_torque`` with
-its defaults, the user naming only the law) one simulator and one controller run the 004 motion
-there and back ``--passes`` times — 3 s quintics from (90, 0, 90, 0, 0, 0)° to
-(45, 30, 0, 45, 60, 90)° and back, each held 1 s after — step-locked at 1 kHz, as ``robodyn-ros
-demo`` runs it (doc/demo.md). The printed table gives, per law and pass, each joint's largest
-|q_d − q| against 004's bound, one 12-bit A/D step (4.26e-4 rad).
-
-With ``--pick-up-at S`` the arm starts without the tool and picks it up S seconds (simulated) after
-the first pass's motion starts (the simulator's payload_time, set at run time): the demo reports
-how long after the pick-up each law's error stays above the bound for the last time.
-
-The goal (issue 20): with an unknown 2 kg tool the adaptive law keeps every joint within the bound
-from the second pass on, and after a pick-up is back within it inside RECOVERY s. The exit status
-is 0 when every adaptive law that ran met it. The plots: the errors of every law over the whole
-run, and the adaptive law's payload estimate (mass, centre of mass) against the truth.
-"""
+"""``robodyn-ros demo adaptive``: the PUMA experiment with a tool nobody told the controller about,
+over DDS (the help text below; doc/demo.md)."""
 from __future__ import annotations
 
 import argparse
@@ -29,7 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
+from robodyn_ros.apps.progress import progress
+
 from robodyn_ros.apps.demos.arm_loop import BOUND, CONTROLLER, KP, KV, LEAD_IN, Q_GOAL, Q_START, STARTUP_TIMEOUT, Loop
+from robodyn_ros.apps.commands import RunFailed
 from robodyn_ros.apps.processes import WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors, run_all
 
 LAWS = ("computed_torque", "adaptive_computed_torque")
@@ -38,9 +22,32 @@ RECOVERY = 0.5               # s after a pick-up within which the error must be 
 NOT_YET = 1e9                # payload_time until the pick-up is scheduled
 RATE = 1000.0
 
+DESCRIPTION = f"""\
+The PUMA 560 experiment of Lee, Chung, Mudge & Turney (1982) with a tool nobody told the controller
+about, over DDS.
+
+The simulated PUMA 560 carries a --payload KG tool (at --payload-com in the tip frame) that the
+controller's model (urdf/puma560.urdf) does not have. For each law (computed_torque with the
+paper's Kp = 100, Kv = 20; adaptive_computed_torque with its defaults, the user naming only the
+law) one simulator and one controller run the paper's motion there and back --passes times: 3 s
+quintics from (90, 0, 90, 0, 0, 0)° to (45, 30, 0, 45, 60, 90)° and back, each held 1 s after,
+step-locked at 1 kHz, as robodyn-ros demo puma runs it (doc/demo.md). The printed table gives,
+per law and pass, each joint's largest |q_d − q| against the paper's bound, one 12-bit A/D step
+({BOUND:.3g} rad).
+
+With --pick-up-at S the arm starts without the tool and picks it up S seconds (simulated) after
+the first pass's motion starts: the demo reports how long after the pick-up each law's error
+stays above the bound for the last time.
+
+The goal: with an unknown 2 kg tool the adaptive law keeps every joint within the bound from the
+second pass on, and after a pick-up is back within it inside {RECOVERY:g} s. The exit status is 0
+when every adaptive law that ran met it. The plots: the errors of every law over the whole run,
+and the adaptive law's payload estimate (mass, centre of mass) against the truth.
+"""
+
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="robodyn-ros demo adaptive", description=__doc__,
+    parser = argparse.ArgumentParser(prog="robodyn-ros demo adaptive", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--law", nargs="*", metavar="NAME", help="control laws to run, each on a "
                         f"fresh loop (none named: {' and '.join(LAWS)})")
@@ -58,8 +65,8 @@ def parse_args(argv):
     parser.add_argument("--plot", default="out/adaptive_tracking_error.png", metavar="FILE",
                         help="error plot (PNG; '' = none); the estimate's plot goes beside it, "
                         "*_estimate.png")
-    parser.add_argument("--json", metavar="FILE", help="write the results as JSON: passes[LAW][k]"
-                        "['max_error_rad'] per joint")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON: under passes, per "
+                        "law and pass, each joint's max_error_rad")
     args = parser.parse_args(argv)
     if args.payload <= 0 or args.passes < 1 or args.duration <= 0:
         parser.error("--payload and --duration must be > 0, --passes >= 1")
@@ -81,7 +88,7 @@ def main(argv=None) -> int:
 
     urdf = find_share_file("urdf/puma560.urdf")
     pick = "" if args.pick_up_at is None else f", picked up {args.pick_up_at:g} s into the first pass"
-    print(f"PUMA 560, 004's motion there and back {args.passes} time(s), quintics of "
+    print(f"PUMA 560, the motion of Lee et al. 1982 there and back {args.passes} time(s), quintics of "
           f"{args.duration:g} s, 1 kHz step-locked over DDS; the simulated arm carries a "
           f"{args.payload:g} kg tool at {tuple(args.payload_com)} m (tip frame) that the "
           f"controller's model lacks{pick}")
@@ -163,8 +170,8 @@ def run_law(logs: Path, urdf: Path, law: str, args) -> dict:
                                               RATE, start if k == 0 else None)
                 passes.append(combine(motions))
                 worst = max(passes[-1]["max_error_rad"].values())
-                print(f"\r  {law} pass {k + 1}: max |e| = {worst:.2e} rad, real-time factor "
-                      f"{passes[-1]['realtime_factor']:.2f}" + " " * 20)
+                progress.done(f"  {law} pass {k + 1}: max |e| = {worst:.2e} rad, real-time "
+                              f"factor {passes[-1]['realtime_factor']:.2f}")
     t = np.concatenate([p["t"] for p in passes])
     error = np.concatenate([p["error"] for p in passes])
     result = {"law": law, "passes": passes, "t": t - start, "error": error,
@@ -211,9 +218,9 @@ def schedule_pick_up(loop, at: float, start: float) -> None:
         parameters=[Parameter("payload_time", value=float(at)).to_parameter_msg()]))
     loop.spin_until(future.done, STARTUP_TIMEOUT, "payload_time set")
     if not future.result().results[0].successful:
-        raise RuntimeError(f"arm_simulator refused payload_time: {future.result().results[0].reason}")
+        raise RunFailed(f"arm_simulator refused payload_time: {future.result().results[0].reason}")
     if loop.now >= start:
-        raise RuntimeError("the pick-up was scheduled only after the motion had started")
+        raise RunFailed("the pick-up was scheduled only after the motion had started")
 
 
 def combine(motions) -> dict:
@@ -273,7 +280,7 @@ def plot(results, path):
     panels = [(f"joint_{j + 1} (bound ±{BOUND:.2e} rad, dashed)", "q_d - q (rad)", BOUND)
               for j in range(6)]
     plot_errors(path, [{"label": r["law"], "t": r["t"], "error": r["error"]} for r in results],
-                panels, "PUMA 560 with an unmodelled tool, 004's motion there and back: position "
+                panels, "PUMA 560 with an unmodelled tool, the motion of Lee et al. 1982 there and back: position "
                 "error", "t (s) from the first pass's start", symlog=[BOUND / 10] * 6)
 
 

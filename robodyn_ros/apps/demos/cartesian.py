@@ -1,30 +1,5 @@
-"""``robodyn-ros demo cartesian [--path circle|square] [--arm NAME ...] [--law NAME ...] [--json FILE]``: a
-Cartesian path followed by a task-space law over DDS, on the PUMA 560 and on a 7-joint arm.
-
-For each arm (``puma560``: urdf/puma560.urdf; ``panda``: urdf/panda.urdf, the Franka Emika Panda)
-and each law (``operational_space`` with its defaults, K_p = 100/s², K_d = 2 √K_p;
-``cartesian_impedance`` with its defaults, K = 800 N/m and 80 N·m/rad, ζ = 1), one simulator and
-one controller run step-locked at 1 kHz, as ``robodyn-ros demo puma`` runs them (doc/demo.md): the
-simulator with the controller's exact model and no friction (``friction_scale`` 0: Coulomb friction
-flips sign inside a sample while the torque is held, which no sampled law compensates), the
-controller answering every state (``rate: 0``). The tip starts at rest in a configuration away
-from singularities and draws a circle (``--size`` the radius) or a square (``--size`` the side) in
-the base's y-z plane through its start, orientation held, over ``--duration`` s: the circle's
-angle and each side of the square follow a quintic rest-to-rest profile. The path is sent once, as
-a MultiDOFJointTrajectory on ``~/cartesian_trajectory``: a point every 1 ms, where the controller
-samples it, with the path's twist and acceleration. This process records /joint_states and
-compares the forward kinematics of each state with the path at its stamp: the table gives the
-largest position error (m) and orientation error (rad, the angle of R_d Rᵀ).
-
-The goal (issue 21): with an exact model, ``operational_space`` tracks the circle within 1e-4 m and
-1e-3 rad at 1 kHz. The exit status is 0 when every ``operational_space`` run stayed within both.
-An impedance tracks with an error of K⁻¹ times the force the motion needs: it is no tracking law,
-its figures are there for comparison. Its statics are what it is for: after the path, this process
-pushes the simulated tip (PUSH on the simulator's ``~/external_wrench``, which the controller knows
-nothing of) and waits until the tip settles (it moved less than SETTLE_TOLERANCE of K⁻¹ w in the
-last SETTLE_WINDOW s); the table and the JSON's ``push`` give the steady displacement from the path's
-end against K⁻¹ w, and their ratio (1 for the law's Jᵀ K e at rest: K e + w = 0).
-"""
+"""``robodyn-ros demo cartesian``: a Cartesian path followed by a task-space law over DDS, on the
+PUMA 560 and on a 7-joint arm (the help text below; doc/demo.md)."""
 from __future__ import annotations
 
 import argparse
@@ -33,6 +8,8 @@ import sys
 import time
 
 import numpy as np
+
+from robodyn_ros.apps.progress import progress
 
 from robodyn_ros.apps.demos.arm_loop import CONTROLLER, STARTUP_TIMEOUT, Loop
 from robodyn_ros.apps.processes import NodeProcesses, loopback_dds, param_list, record, run_all, write_outputs
@@ -56,9 +33,37 @@ SETTLE_WINDOW = 0.1       # s (simulated): the tip has settled when it moved les
 SETTLE_TOLERANCE = 1e-4   # this fraction of K⁻¹ w over the last window
 PUSH_TIMEOUT = 10.0       # s (simulated) to settle, at most
 
+DESCRIPTION = f"""\
+A Cartesian path followed by a task-space law over DDS, on the PUMA 560 and on a 7-joint arm.
+
+For each arm (puma560: urdf/puma560.urdf; panda: urdf/panda.urdf, the Franka Emika Panda) and each
+law (operational_space with its defaults, K_p = 100/s², K_d = 2 √K_p; cartesian_impedance with its
+defaults, K = 800 N/m and 80 N·m/rad, ζ = 1), one simulator and one controller run step-locked at
+1 kHz, as robodyn-ros demo puma runs them (doc/demo.md): the simulator with the controller's exact
+model and no friction (Coulomb friction flips sign inside a sample while the torque is held, which
+no sampled law compensates), the controller answering every state. The tip starts at rest in a
+configuration away from singularities and draws a circle (--size the radius) or a square (--size
+the side) in the base's y-z plane through its start, orientation held, over --duration s: the
+circle's angle and each side of the square follow a quintic rest-to-rest profile. The path is sent
+once, as a MultiDOFJointTrajectory on the controller's cartesian_trajectory topic: a point every
+1 ms, with the path's twist and acceleration. This process records /joint_states and compares the
+forward kinematics of each state with the path at its stamp: the table gives the largest position
+error (m) and orientation error (rad, the angle of R_d Rᵀ).
+
+The goal: with an exact model, operational_space tracks the circle within {POSITION_BOUND:g} m and
+{ORIENTATION_BOUND:g} rad at 1 kHz. The exit status is 0 when every operational_space run stayed
+within both. An impedance tracks with an error of K⁻¹ times the force the motion needs: it is no
+tracking law, its figures are there for comparison. Its statics are what it is for: after the
+path, this process pushes the simulated tip with {PUSH[0]:g} N along the base's x axis (through
+the simulator's external wrench, which the controller knows nothing of) and waits until the tip
+settles (it moved less than {SETTLE_TOLERANCE:g} of K⁻¹ w in the last {SETTLE_WINDOW:g} s); the
+table and the JSON's push give the steady displacement from the path's end against K⁻¹ w, and
+their ratio (1 for the law's Jᵀ K e at rest: K e + w = 0).
+"""
+
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="robodyn-ros demo cartesian", description=__doc__,
+    parser = argparse.ArgumentParser(prog="robodyn-ros demo cartesian", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--path", choices=("circle", "square"), default="circle",
                         help="the path (default: %(default)s)")
@@ -70,9 +75,11 @@ def parse_args(argv):
                         help="the circle's radius or the square's side (default: %(default)g m)")
     parser.add_argument("--duration", type=float, default=4.0, metavar="S",
                         help="time to go round once (default: %(default)g s)")
-    parser.add_argument("--json", metavar="FILE", help="write the results as JSON: runs[k] with "
-                        "max_position_error_m and max_orientation_error_rad, and push for "
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON: under runs, each "
+                        "run's max_position_error_m and max_orientation_error_rad, and push for "
                         "cartesian_impedance")
+    parser.add_argument("--plot", metavar="FILE", help="draw the path each run drew against the "
+                        "one commanded, and the position error over time (PNG, PDF, ...)")
     args = parser.parse_args(argv)
     if not 0.0 < args.size <= 0.3 or args.duration <= 0.0:
         parser.error("--size must be in (0, 0.3] m and --duration > 0")
@@ -155,10 +162,11 @@ def main(argv=None) -> int:
     ok = all(met for _, met in goals)
     print(f"wall time {wall:.1f} s; " + "; ".join(
         f"goal ({what}): {'met' if met else 'NOT met'}" for what, met in goals))
-    write_outputs("", args.json, results, None, {
+    write_outputs(args.plot, args.json, results, lambda runs, to: plot(runs, to, args), {
         "path": args.path, "size_m": args.size, "duration_s": args.duration,
         "bound_position_m": POSITION_BOUND, "bound_orientation_rad": ORIENTATION_BOUND,
-        "goal_met": ok, "wall_time_s": wall, "runs": results})
+        "goal_met": ok, "wall_time_s": wall,
+        "runs": [{k: v for k, v in r.items() if k != "trace"} for r in results]})
     return 0 if ok else 1
 
 
@@ -226,9 +234,10 @@ def run_one(logs, arm, law, args) -> dict:
                     if law == "cartesian_impedance" else None)
     t = np.array([s for s, _ in states]) - start
     p = path(args.path, args.size, args.duration, t)[0] @ PLANE + home[:3, 3]
-    position, orientation = [], []
+    position, orientation, drawn = [], [], []
     for k, (_, q) in enumerate(states):
         pose = model.frame_pose(q)
+        drawn.append(pose[:3, 3])
         position.append(np.linalg.norm(p[k] - pose[:3, 3]))
         orientation.append(np.linalg.norm(log_so3(home[:3, :3] @ pose[:3, :3].T)))
     result = {"arm": arm, "law": law, "dof": model.dof,
@@ -236,11 +245,43 @@ def run_one(logs, arm, law, args) -> dict:
               "max_orientation_error_rad": float(max(orientation)),
               "samples": len(t), "missing_samples": int(np.sum(np.round(np.diff(t) * RATE) - 1)),
               "realtime_factor": realtime, "wall_s": time.monotonic() - started,
-              "exit_codes": procs.exit_codes, "push": push}
+              "exit_codes": procs.exit_codes, "push": push,
+              # in the path's plane, from the start (m): for the plot
+              "trace": {"t": t, "commanded": (p - home[:3, 3]) @ PLANE.T,
+                        "drawn": (np.array(drawn) - home[:3, 3]) @ PLANE.T,
+                        "position_error": np.array(position)}}
     result["within_bound"] = bool(result["max_position_error_m"] < POSITION_BOUND
                                   and result["max_orientation_error_rad"] < ORIENTATION_BOUND)
-    print(f"\r  {label:>30s}: done, {len(t)} samples, real-time factor {realtime:.2f}" + " " * 10)
+    progress.done(f"  {label:>30s}: done, {len(t)} samples, real-time factor {realtime:.2f}")
     return result
+
+
+def plot(results, path, args):
+    """Per arm: the path drawn by each law against the one commanded, in the path's plane (top),
+    and the tip's position error over time (bottom, a log scale; the goal's bound dashed)."""
+    from robodyn_ros.apps import plots
+
+    arms = list(dict.fromkeys(r["arm"] for r in results))
+    fig, axes = plots.figure(2, len(arms), size=(5.5 * len(arms), 9.0), title=(
+        f"a {args.path} of {args.size:g} m over {args.duration:g} s: the path drawn and commanded"))
+    for k, arm in enumerate(arms):
+        runs = [r for r in results if r["arm"] == arm]
+        top, bottom = axes[0, k], axes[1, k]
+        top.plot(*runs[0]["trace"]["commanded"].T, label="commanded", **plots.REFERENCE)
+        for r in runs:
+            top.plot(*r["trace"]["drawn"].T, "--", label=f"drawn: {r['law']}")
+            bottom.semilogy(r["trace"]["t"], np.maximum(r["trace"]["position_error"], 1e-9),
+                            label=r["law"])
+        bottom.axhline(POSITION_BOUND, label="operational_space's bound", **plots.LIMIT)
+        top.set_aspect("equal", adjustable="datalim")
+        top.set_title(arm)
+        top.set_xlabel("base y from the start (m)")
+        top.set_ylabel("base z from the start (m)")
+        bottom.set_xlabel("t (s) from the start of the path")
+        bottom.set_ylabel("|p_d - p| (m)")
+        top.legend()
+        bottom.legend()
+    plots.save(fig, path)
 
 
 def push_until_settled(loop, publisher, model, target, label) -> dict:

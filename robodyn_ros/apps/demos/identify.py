@@ -1,22 +1,23 @@
-"""``robodyn-ros demo identify``: from a model that misses 004's bound to one that meets it, over DDS.
+"""From a model that misses the PUMA experiment's bound to one that meets it, over DDS.
 
-The simulated PUMA 560 is not the controller's model (``plant_parameters``: link masses and
-inertias off by 15-30 %, centres of mass moved, a 2 kg tool at the flange, armature and viscous
-friction off, none of the nominal Coulomb friction). One simulator and one controller run
+The simulated PUMA 560 is not the controller's model: its link masses and inertias are off by
+15-30 %, the centres of mass moved, a 2 kg tool is at the flange, armature and viscous friction are
+off and the nominal Coulomb friction is not there. One simulator and one controller run
 throughout, as on a robot; this process plays the user:
 
-1. the 004 motion with the nominal model, measured (its error table);
-2. back to the start, then an excitation trajectory (``robodyn-ros excite``: a Fourier series
-   optimised for cond(W_base) within the limits) through ``~/follow_joint_trajectory``, recorded
-   into an MCAP bag as ``ros2 bag record`` would;
-3. ``identify`` on that bag: the identified URDF, its report and a torque plot;
+1. the motion of Lee, Chung, Mudge & Turney (1982) with the nominal model, measured (its error
+   table);
+2. back to the start, then an excitation trajectory (robodyn-ros excite: a Fourier series
+   optimised for cond(W_base) within the limits) sent as a FollowJointTrajectory goal and recorded
+   into an MCAP bag as ros2 bag record would;
+3. robodyn-ros identify on that bag: the identified URDF, its report and a torque plot;
 4. the controller given the identified model as a user gives it one: the new URDF published on
-   /robot_description, then deactivate, cleanup, configure, activate (``ros2 lifecycle set``);
-5. the 004 motion again, measured. The goal: every joint back within 4.26e-4 rad at 1 kHz.
+   /robot_description, then deactivate, cleanup, configure, activate (ros2 lifecycle set);
+5. the motion again, measured. The goal: every joint back within 4.26e-4 rad at 1 kHz.
 
 Why no Coulomb friction in the plant: computed torque cannot hold a joint on a Coulomb step at
-rest — with the plant's own model (exact Coulomb compensation at the measured q̇) the loop chatters
-at ~2e-2 rad on this motion —, so the plant has none and the identification has to find that the
+rest (with the plant's own model, exact Coulomb compensation at the measured q̇, the loop chatters
+at ~2e-2 rad on this motion), so the plant has none and the identification has to find that the
 nominal model's 25 N·m on joint 1 are not there.
 """
 from __future__ import annotations
@@ -32,8 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
+from robodyn_ros.apps.progress import progress
+
 from .arm_loop import BOUND, CONTROLLER, KP, KV, LEAD_IN, Q_GOAL, Q_START, STARTUP_TIMEOUT, Loop, recorder
-from robodyn_ros.apps.processes import WATCHDOG, NodeProcesses, loopback_dds, param_list, record, run_all
+from robodyn_ros.apps.processes import (WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors,
+                                        record, run_all)
+from robodyn_ros.apps.commands import RunFailed, check_outputs
 
 MASS_SCALE = (1.0, 1.25, 0.8, 1.3, 0.85, 1.2)          # links 2-6; link 1 has no nominal mass
 COM_SHIFT = ((0.0, 0.0, 0.0), (0.02, -0.01, 0.01), (-0.01, 0.02, 0.0), (0.0, 0.01, -0.02),
@@ -71,6 +76,9 @@ def parse_args(argv):
                         help="where the plant and identified URDFs, the bag, the report and the "
                         "plots go (default: %(default)s)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--plot", metavar="FILE", help="the tracking error of the PUMA motion "
+                        "before and after identification (PNG; default: tracking_error.png in "
+                        "--out; '' for none)")
     parser.add_argument("--period", type=float, default=10.0, metavar="S",
                         help="period of the excitation's Fourier series (default: %(default)g s)")
     parser.add_argument("--periods", type=int, default=2, metavar="K",
@@ -82,6 +90,7 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.period <= 0 or args.periods < 1 or args.starts < 1:
         parser.error("--period must be > 0, --periods and --starts >= 1")
+    check_outputs(parser, {"--json": args.json})
     return args
 
 
@@ -120,6 +129,10 @@ def main(argv=None) -> int:
         logs, args, nominal, nominal_urdf, plant_urdf, excitation.series, bag))
     result["wall_time_s"] = time.monotonic() - started
     print_tables(result)
+    plot_path = args.out / "tracking_error.png" if args.plot is None else args.plot
+    if plot_path:
+        plot(result["runs_data"], plot_path)
+        print(f"plot: {plot_path}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(
@@ -149,9 +162,10 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
             user = User(loop)
             user.publish_description(Path(nominal_urdf).read_text())
             loop.wait_until_ready("nominal model")
-            print("\n1. the 004 motion, controller on the nominal model")
+            print("\n1. the PUMA motion of Lee et al. 1982, controller on the nominal model")
             out["nominal"] = loop.motion(q_start, q_goal, MOVE, "nominal model", 1000.0)
-            loop.motion(q_goal, q_start, MOVE, "back to the start", 1000.0)
+            moved(out["nominal"], "nominal model")
+            moved(loop.motion(q_goal, q_start, MOVE, "back to the start", 1000.0), "back to the start")
             print(f"\n2. excitation, {args.periods} x {series.period:g} s through "
                   f"~/follow_joint_trajectory, recorded into {bag}")
             user.excite(series.joint_trajectory(rate=100.0, periods=args.periods), bag)
@@ -169,9 +183,10 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
             user.publish_description(identified_urdf.read_text())
             user.reconfigure()
             # activate holds the measured position, which the nominal model let sag: the start first
-            loop.motion(loop.states[-1][2], q_start, MOVE, "to the start", 1000.0)
-            print("\n5. the 004 motion, controller on the identified model")
+            moved(loop.motion(loop.states[-1][2], q_start, MOVE, "to the start", 1000.0), "to the start")
+            print("\n5. the same motion, controller on the identified model")
             out["identified"] = loop.motion(q_start, q_goal, MOVE, "identified model", 1000.0)
+            moved(out["identified"], "identified model")
             out["identification"] = {k: v for k, v in result.report().items()
                                      if k in ("fit", "cond_W_base", "samples", "min_pseudo_inertia_eigenvalue")}
     logs_kept = args.out / "logs"
@@ -179,10 +194,19 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
     for name in procs.pids:
         shutil.copy(procs.log(name), logs_kept / f"{name}.log")
     print(f"node logs: {logs_kept}")
+    out["runs_data"] = [{"label": f"{key} model", "t": out[key]["t"], "error": out[key]["error"]}
+                        for key in ("nominal", "identified")]
     for key in ("nominal", "identified"):
         out[key] = {k: v for k, v in out[key].items() if k not in ("t", "error")}
     out["exit_codes"] = procs.exit_codes
     return out
+
+
+def moved(result, label):
+    """End a motion's progress line with its largest error."""
+    progress.done(f"  {label:>16s}: done, max |q_d - q| = "
+                  f"{max(result['max_error_rad'].values()):.2e} rad, real-time factor "
+                  f"{result['realtime_factor']:.2f}")
 
 
 class User:
@@ -215,7 +239,7 @@ class User:
             transition=Transition(id=ids[label])))
         self.loop.spin_until(future.done, STARTUP_TIMEOUT, f"{label} {CONTROLLER}")
         if not future.result().success:
-            raise RuntimeError(f"{CONTROLLER} refused to {label}: see its log "
+            raise RunFailed(f"{CONTROLLER} refused to {label}: see its log "
                                f"{self.loop.procs.log(CONTROLLER)}")
         print(f"  {label}: ok")
 
@@ -254,22 +278,31 @@ class User:
             sent = client.send_goal_async(goal)
             self.loop.spin_until(sent.done, STARTUP_TIMEOUT, "the goal's acceptance")
             if not sent.result().accepted:
-                raise RuntimeError("the controller rejected the excitation goal: see its log "
+                raise RunFailed("the controller rejected the excitation goal: see its log "
                                    f"{self.loop.procs.log(CONTROLLER)}")
             outcome = sent.result().get_result_async()
             record(self.loop.executor, self.loop.procs, lambda: self.loop.now, start,
                    end - start + GOAL_TIME, "excitation", LEAD_IN)
             self.loop.spin_until(outcome.done, STARTUP_TIMEOUT, "the goal's result")
             result = outcome.result().result
-            print(f"\n  goal ended: error_code {result.error_code} {result.error_string!r}")
-            print()
+            progress.done(f"  {'excitation':>16s}: goal ended: error_code {result.error_code} "
+                          f"{result.error_string!r}")
         finally:
             bag_recorder.close()
 
 
+def plot(runs, path):
+    """The 004 motion's error per joint with the nominal and the identified model, the bound
+    dashed (a symmetric log scale: the two differ by three decades)."""
+    panels = [(f"joint_{j + 1}", "q_d - q (rad)", BOUND) for j in range(runs[0]["error"].shape[1])]
+    plot_errors(path, runs, panels, "PUMA 560 unlike its model: the motion of Lee et al. 1982 "
+                "before and after identification", "t (s) from the start of the motion",
+                symlog=[BOUND / 100] * len(panels))
+
+
 def print_tables(result):
     joints = result["nominal"]["joints"]
-    print(f"\nmax |q_d - q| per joint (rad) on the 004 motion at 1 kHz; bound {BOUND:.2e} rad")
+    print(f"\nmax |q_d - q| per joint (rad) on the motion of Lee et al. 1982 at 1 kHz; bound {BOUND:.2e} rad")
     print(f"{'joint':8s}{'nominal model':>18s}{'identified model':>20s}")
     for j in joints:
         cells = [result[k]["max_error_rad"][j] for k in ("nominal", "identified")]

@@ -1,32 +1,29 @@
-"""``robodyn-ros demo puma``: the PUMA 560 computed-torque experiment of 004 §5 over real DDS.
+"""The PUMA 560 computed-torque experiment of Lee, Chung, Mudge & Turney (1982), section 5, over
+real DDS.
 
-Three processes per run, started without the launch system: ``arm_simulator`` and
-``computed_torque_controller`` (each ``python -m`` of its node module, so each has its own
-interpreter and GIL and every state and command crosses DDS on loopback, as it would between a
-robot driver and a controller) and this process, which publishes the trajectory and records the
-joint states.
+Three processes per run: the arm simulator and the computed-torque controller (each a node in its
+own Python process, so every state and command crosses DDS on loopback, as between a robot driver
+and a controller) and this one, which sends the trajectory and records the joint states.
 
-The experiment (004 §5): Kp = 100, Kv = 20 on every joint, from (90, 0, 90, 0, 0, 0)° to
+The experiment: Kp = 100, Kv = 20 on every joint, from (90, 0, 90, 0, 0, 0)° to
 (45, 30, 0, 45, 60, 90)°; the paper samples every 0.01 s and reports errors below one 12-bit A/D
-step, 4.26e-4 rad. It states neither the duration nor the profile of the motion; we use a
-quintic rest-to-rest in joint space over 3 s (``--duration``), which is what the controller's
-trajectory sampler makes of one JointTrajectory point with zero velocity and acceleration.
-The arm model is 004's: rigid bodies plus the motor armature (Jm G²), no friction — the PUMA
-data set's Coulomb friction is switched off in the simulator and in the controller alike.
+step, 4.26e-4 rad. It states neither the duration nor the profile of the motion: here a quintic
+rest-to-rest in joint space over 3 s (--duration), which is what the controller makes of one
+trajectory point with zero velocity and acceleration. The arm model is the paper's: rigid bodies
+plus the motor armature (Jm G²), no friction (the PUMA data set's Coulomb friction is switched off
+in the simulator and in the controller alike).
 
-Sampling: the simulator integrates RK4 at 1 kHz and publishes the state at the controller's
-rate; the controller answers each state with one command (``rate: 0``), which the simulator
-holds until its next sample — read, compute, write, as a ros2_control loop does, and the zero-
-order hold of the paper. The simulator's clock (/clock) is the time base of every node and the
-simulator runs step-locked (``lockstep``): it integrates the next period only once the command
-answering the last state has arrived. A late answer (this is a 2-core machine running three
-Python processes at 1 kHz) then slows the run down instead of silently applying the previous
-command for one more period, which would add a loop delay the paper's setting does not have.
-The real-time factor of each run is printed.
+Sampling: the simulator integrates with RK4 at 1 kHz and publishes the state at the controller's
+rate; the controller answers each state with one command, which the simulator holds until its next
+sample (read, compute, write, as a ros2_control loop does: the paper's zero-order hold). The
+simulator's /clock is every node's time, and the simulator waits for the command that answers a
+state before it integrates the next period: a late answer on a busy machine slows the run down
+instead of adding a period of delay the paper's setting does not have. Each run's real-time factor
+is printed.
 
-The plant is the simulator's ``--engine``: ``robodyn`` (our own forward dynamics, the model the
-controller uses) or ``mujoco`` (MuJoCo on the same URDF, a rigid-body engine nobody here wrote;
-``pip install robodyn_ros[mujoco]``).
+The plant is the simulator's --engine: robodyn (our own forward dynamics, the controller's model)
+or mujoco (MuJoCo on the same URDF, a rigid-body engine nobody here wrote; pip install
+robodyn_ros[mujoco]).
 """
 from __future__ import annotations
 
@@ -37,6 +34,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from robodyn_ros.apps.progress import progress
 
 from robodyn_ros.apps.demos.arm_loop import BOUND, CONTROLLER, KP, KV, Q_GOAL, Q_START, Loop
 from ..processes import WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors, run_all, write_outputs
@@ -68,6 +67,8 @@ def parse_args(argv):
             parser.error(f"rate {rate:g} Hz does not divide the simulator's 1000 Hz")
     if args.payload < 0 or args.duration <= 0:
         parser.error("--payload must be >= 0 and --duration > 0")
+    if args.urdf and not os.path.isfile(args.urdf):
+        parser.error(f"--urdf {args.urdf}: no such file")
     return args
 
 
@@ -88,7 +89,7 @@ def main(argv=None) -> int:
         print(f"--record: {', '.join(taken)} exist already (a bag is never overwritten)",
               file=sys.stderr)
         return 2
-    print(f"PUMA 560 computed-torque control, 004 §5: Kp = {KP:g}, Kv = {KV:g}, "
+    print(f"PUMA 560 computed-torque control (Lee, Chung, Mudge & Turney 1982): Kp = {KP:g}, Kv = {KV:g}, "
           f"{_degrees(Q_START)} -> {_degrees(Q_GOAL)} deg, quintic over {args.duration:g} s\n"
           f"plant: the simulator's {args.engine} engine; "
           f"simulator, controller and this recorder in separate processes over DDS "
@@ -145,9 +146,9 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
             loop.wait_until_ready(label)
             result = loop.motion(q_start, q_goal, duration, label, rate)
     wall = time.monotonic() - started
-    print(f"\r  {label:>16s}: done, {result['samples']} samples, max |e| = "
-          f"{max(result['max_error_rad'].values()):.2e} rad, "
-          f"real-time factor {result['realtime_factor']:.2f}, {wall:.1f} s wall")
+    progress.done(f"  {label:>16s}: done, {result['samples']} samples, max |e| = "
+                  f"{max(result['max_error_rad'].values()):.2e} rad, "
+                  f"real-time factor {result['realtime_factor']:.2f}, {wall:.1f} s wall")
     return {"label": label, "rate_hz": rate, "payload_kg": payload, **result, "wall_s": wall,
             **({"bag": str(bag)} if bag else {})}
 
@@ -155,7 +156,7 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
 def print_table(results):
     joints = results[0]["joints"]
     width = max(14, *(len(r["label"]) + 2 for r in results))
-    print(f"\nmax |q_d - q| per joint (rad); bound {BOUND:.2e} rad = one 12-bit A/D step (004)")
+    print(f"\nmax |q_d - q| per joint (rad); bound {BOUND:.2e} rad = one 12-bit A/D step (Lee et al. 1982)")
     print(f"{'joint':8s}" + "".join(f"{r['label']:>{width}s}" for r in results))
     for j in joints:
         cells = []
@@ -171,7 +172,7 @@ def plot(results, path):
     panels = [(f"{name} (bound ±{BOUND:.2e} rad, dashed)", "q_d - q (rad)", BOUND)
               for name in results[0]["joints"]]
     plot_errors(path, results, panels,
-                "PUMA 560, computed-torque control (004 §5, cf. Figs 3-8): position error",
+                "PUMA 560, computed-torque control (Lee et al. 1982, cf. Figs 3-8): position error",
                 "t (s) from the start of the motion",
                 symlog=[BOUND / 10] * 6 if any(r["payload_kg"] for r in results) else None)
 

@@ -1,22 +1,5 @@
-"""``robodyn-ros demo stewart``: the Stewart platform tracking the paper's Path I closed-loop over
-real DDS (doc/stewart_closed_loop.md).
-
-Two node processes per run (robodyn_ros.apps.processes, as the arm's demo): ``stewart_simulator``
-(the platform's forward dynamics, RK4 at 1 kHz, step-locked, publishing the measured legs at the
-control rate) and ``stewart_platform`` in ``control: computed_torque`` (forward kinematics of the
-measured legs, the inverse dynamics at the measured state with Path I's acceleration + Kv e' + Kp e,
-one force command per measurement), and this process, which sends Path I as one
-MultiDOFJointTrajectory and records the simulator's true pose. Both nodes load the realisable
-manipulator (config/stewart_dasgupta_realisable.yaml; the paper's inertias cannot be simulated).
-
-The error is e = (t_d - t, log(R_d R^T)) per base axis, against the reference the controller
-samples (the same knots, the same interpolation). The bound, per axis, is MARGIN times the error
-the zero-order hold of a sampled law leaves with a perfect model (tracking.hold_error: M_F^-1 F'
-T / (2 Kp), from the model along Path I, no simulation): the loop over DDS must be as good as the
-sampled law on paper, which a lost sample or a period of extra delay (three times the error) is
-not. ``--payload`` adds a run with an unmodelled payload, ``--universal-plant`` one whose legs are
-exact universal joints, ``--noise`` one with noisy leg sensors.
-"""
+"""``robodyn-ros demo stewart``: the Stewart platform tracking Path I closed-loop over real DDS
+(the help text below; doc/stewart_closed_loop.md)."""
 from __future__ import annotations
 
 import argparse
@@ -26,6 +9,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from robodyn_ros.apps.progress import progress
 
 from ..processes import (
     WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors, record, run_all, spin_until,
@@ -41,9 +26,30 @@ SETTLE = 0.5           # s recorded after the motion ends
 STARTUP_TIMEOUT = 60.0
 PLATFORM_FILE = "config/stewart_dasgupta_realisable.yaml"
 
+DESCRIPTION = f"""\
+The Stewart platform tracking Path I of Dasgupta & Mruthyunjaya (1998) closed-loop over real DDS
+(doc/stewart_closed_loop.md).
+
+Two nodes per run, each in a process of its own: the platform simulator (forward dynamics, RK4 at
+1 kHz, publishing the measured legs at the control rate and waiting for each answer) and the
+platform node under task-space computed torque (forward kinematics of the measured legs, the
+inverse dynamics at the measured state with Path I's acceleration + Kv e' + Kp e, one force
+command per measurement); this process sends Path I as one trajectory and records the simulator's
+true pose. Both nodes load the realisable platform ({PLATFORM_FILE}: the paper's inertias
+cannot be simulated).
+
+The error is e = (t_d - t, log(R_d R^T)) per base axis, against the reference the controller
+samples. The bound, per axis, is {MARGIN:g} times the error that the zero-order hold of a sampled
+law leaves with a perfect model (the force's change over half a period through the platform's
+inverse inertia, over Kp, computed along Path I, not simulated): the loop over DDS must be as good
+as the sampled law on paper, which a lost sample or a period of extra delay (three times the
+error) is not. --payload adds a run with an unmodelled payload,
+--universal-plant one whose legs are exact universal joints, --noise one with noisy leg sensors.
+"""
+
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="robodyn-ros demo stewart", description=__doc__,
+    parser = argparse.ArgumentParser(prog="robodyn-ros demo stewart", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rate", type=float, default=100.0, metavar="HZ",
                         help="control rate (default 100 Hz); must divide the simulator's 1000 Hz")
@@ -55,7 +61,7 @@ def parse_args(argv):
     parser.add_argument("--universal-plant", action="store_true",
                         help="also run with a plant of exact universal joints under the "
                         "controller's no_spin legs (doc/stewart_models.md)")
-    parser.add_argument("--noise", type=float, nargs=2, default=None, metavar=("M", "M_S"),
+    parser.add_argument("--noise", type=float, nargs=2, default=None, metavar=("M", "M/S"),
                         help="also run with leg sensors of these standard deviations (length, "
                              "rate)")
     parser.add_argument("--plot", default="out/stewart_path_I_tracking_error.png", metavar="FILE",
@@ -216,8 +222,8 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
     max_error = np.abs(error).max(axis=0)
     below = bool(np.all(max_error < bound))
     wall = time.monotonic() - started
-    print(f"\r  {label:>16s}: done, {len(t)} samples, {commands[0]} commands, real-time factor "
-          f"{realtime:.2f}, {wall:.1f} s wall")
+    progress.done(f"  {label:>16s}: done, {len(t)} samples, {commands[0]} commands, real-time "
+                  f"factor {realtime:.2f}, {wall:.1f} s wall")
     return {"label": label, "simulator": {k: str(v) for k, v in simulator_params.items()},
             "max_error": dict(zip(AXES, max_error.tolist())), "below_bound": below,
             "samples": len(t), "commands": commands[0], "missing_samples": int(np.sum(np.round(np.diff(t) * rate) - 1)),

@@ -18,10 +18,18 @@ def splice(page: str, begin: str, end: str, section: str) -> str:
 
 def update(path: str | Path, begin: str, end: str, section: str, check: bool) -> bool:
     """Write ``section`` into the page at ``path``; with ``check``, write nothing and say whether
-    the page is stale. Returns True when the page is (or now is) up to date."""
+    the page is stale. Returns True when the page is (or now is) up to date; a page that cannot
+    be read, or has no such section, is a ValueError naming it."""
     path = Path(path)
-    text = path.read_text()
-    updated = splice(text, begin, end, section)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ValueError(f"{path}: {exc.strerror} (run it from the repository's top directory, "
+                         "or name the page)") from None
+    try:
+        updated = splice(text, begin, end, section)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     if updated == text:
         return True
     if check:

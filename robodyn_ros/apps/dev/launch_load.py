@@ -1,20 +1,19 @@
-"""``robodyn-ros dev launch-under-load``: every launch file under ``ros2 launch`` beside a compile
-(issue 29 item 4), with an empty and a full numba cache, N runs each. A run starts the launch,
-waits until each of its nodes runs (a managed node active, a plain node answering a service,
-which it does once its main loop runs), notes whether and how long a node compiled (the
-warm-up's notice in the log), then stops it as Ctrl-C does (SIGINT to the process group, twice)
-and times each process's exit against ros2 launch's grace before it escalates to SIGTERM
-(its sigterm_timeout, 5 s). A run is clean when every process exited 0 within the grace, ros2
-launch took the Ctrl-C and exited 0, and nothing was left. ``--stop-mid-compile K``: the first K empty-cache runs are
-stopped while a node compiles instead (where the old exit hang lived). Where Gazebo and
+"""Every launch file under ros2 launch beside a compile, with an empty and a full numba cache, N runs
+each. A run starts the launch, waits until each of its nodes runs (a managed node active, a plain
+node answering a service, which it does once its main loop runs), notes whether and how long a
+node compiled (the warm-up's notice in the log), then stops it as Ctrl-C does (SIGINT to the
+process group, twice) and times each process's exit against ros2 launch's grace before it
+escalates to SIGTERM (its sigterm_timeout, 5 s). A run is clean when every process exited 0 within
+the grace, ros2 launch took the Ctrl-C and exited 0, and nothing was left. --stop-mid-compile K:
+the first K empty-cache runs are stopped while a node compiles instead. Where Gazebo and
 ros2_control are not installed, puma560_gazebo.launch.py runs its non-Gazebo part (our controller
-with that launch's parameters and bring-up), and effort_feedforward.launch.py runs
-without its spawner.
+with that launch's parameters and bring-up), and effort_feedforward.launch.py runs without its
+spawner.
 
-Empty cache: a fresh NUMBA_CACHE_DIR per run; full: the package's own cache as it stands (fill
-it with ``robodyn-ros compile``; the compile column shows a cache that was not full). The load:
-``--load CMD`` run in a loop under ``nice -n 10`` (by default ``robodyn-ros compile`` into a
-cache of its own, emptied before each round), in a process group that ends with the tool.
+Empty cache: a fresh NUMBA_CACHE_DIR per run; full: the package's own cache as it stands (fill it
+with robodyn-ros compile; the compile column shows a cache that was not full). The load: --load
+CMD run in a loop under nice -n 10 (by default robodyn-ros compile into a cache of its own,
+emptied before each round), in a process group that ends with the tool.
 
 Needs ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and a ROS_DOMAIN_ID of the caller's own. Prints a
 table; exits 1 when a run failed (not started, not running in time, or not cleanly stopped).
@@ -221,16 +220,19 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("launch_files", nargs="*", default=list(LAUNCHES), metavar="LAUNCH_FILE",
                         help=f"default: all ({', '.join(LAUNCHES)})")
-    parser.add_argument("--runs", type=int, default=5, help="runs with the full cache (5)")
-    parser.add_argument("--empty-runs", type=int, default=3, help="runs with an empty cache (3)")
+    parser.add_argument("--runs", type=int, default=5, metavar="N",
+                        help="runs with the full cache (5)")
+    parser.add_argument("--empty-runs", type=int, default=3, metavar="N",
+                        help="runs with an empty cache (3)")
     parser.add_argument("--stop-mid-compile", type=int, default=1, metavar="K",
                         help="of the empty-cache runs, the first K are stopped while compiling (1)")
     parser.add_argument("--load", default=f"{shlex.quote(sys.executable)} -m robodyn_ros.apps.precompile "
-                        "--jobs 1", help="the load, run in a loop under nice -n 10; 'none' for none "
+                        "--jobs 1", metavar="CMD", help="the load, run in a loop under nice -n 10; 'none' for none "
                         "(default: robodyn-ros compile into an empty cache of its own)")
-    parser.add_argument("--timeout", type=float, default=900.0,
+    parser.add_argument("--timeout", type=float, default=900.0, metavar="S",
                         help="s a run may take to get its nodes running (900)")
-    parser.add_argument("--logs", type=Path, help="keep each run's log in this directory")
+    parser.add_argument("--logs", type=Path, metavar="DIR",
+                        help="keep each run's log in this directory")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.launch_files) - set(LAUNCHES))
     if unknown:

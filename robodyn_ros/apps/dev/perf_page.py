@@ -1,8 +1,8 @@
-"""``robodyn-ros dev perf-page``: the figures of doc/performance.md, rendered from a ``robodyn-ros bench
---json`` file so that the page never carries a hand-copied number.
+"""The figures of doc/performance.md, rendered from a robodyn-ros bench --json file, so that the
+page never carries a hand-copied number.
 
-Only the text between the two markers below is replaced; the prose around it is the page's own.
-``--check`` rewrites nothing and exits 1 when the page differs from what the results give.
+Only the text between the page's two perf-page markers is replaced; the prose around it is the
+page's own. --check rewrites nothing and exits 1 when the page differs from what the results give.
 """
 import argparse
 import json
@@ -87,15 +87,22 @@ def render(results: dict) -> str:
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="robodyn-ros dev perf-page", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--results", default="benchmarks/results.json",
+    parser.add_argument("--results", default="benchmarks/results.json", metavar="FILE",
                         help="robodyn-ros bench --json output (default: benchmarks/results.json)")
-    parser.add_argument("--page", default="doc/performance.md",
+    parser.add_argument("--page", default="doc/performance.md", metavar="FILE",
                         help="page to update (default: doc/performance.md)")
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 if the page is not what the results give")
     args = parser.parse_args(argv)
-    results = json.loads(Path(args.results).read_text())
-    return 0 if update(args.page, BEGIN, END, render(results), args.check) else 1
+    try:
+        results = json.loads(Path(args.results).read_text())
+        return 0 if update(args.page, BEGIN, END, render(results), args.check) else 1
+    except OSError as exc:
+        print(f"robodyn-ros dev perf-page: {args.results}: {exc.strerror} (run it from the "
+              "repository's top directory, or give --results)", file=sys.stderr)
+    except ValueError as exc:   # json's errors are ValueErrors too
+        print(f"robodyn-ros dev perf-page: {exc}", file=sys.stderr)
+    return 2
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,4 +1,4 @@
-"""The hostile inputs of ``robodyn-ros fuzz`` (robodyn_ros.apps.fuzz.run): one rclpy node that
+"""The hostile inputs of ``robodyn-ros dev fuzz`` (robodyn_ros.apps.fuzz.run): one rclpy node that
 sends one input per call, of a kind chosen at random, over the nodes' topics, services,
 parameters and the FollowJointTrajectory action (when control_msgs imports)."""
 from __future__ import annotations

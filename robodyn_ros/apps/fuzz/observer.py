@@ -1,4 +1,4 @@
-"""The observer of a ``robodyn-ros fuzz`` run (robodyn_ros.apps.fuzz.run), a process of its
+"""The observer of a ``robodyn-ros dev fuzz`` run (robodyn_ros.apps.fuzz.run), a process of its
 own standing where the arm's drive stands: it timestamps every effort command on arrival and
 checks every output of the three nodes until SIGINT, then writes its figures as JSON. Also the
 names and the tag the fuzzer shares with it: inputs are tagged so that the observer can tell them

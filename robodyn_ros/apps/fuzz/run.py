@@ -1,27 +1,22 @@
-"""``robodyn-ros fuzz``: hostile inputs to the nodes over DDS while valid joint states flow at 1 kHz.
+"""Hostile inputs to the nodes over DDS while valid joint states flow at 1 kHz.
 
-    robodyn-ros fuzz [--duration 180] [--inputs 100000] [--rate 100] [--json FILE]
+    robodyn-ros dev fuzz [--duration 180] [--inputs 100000] [--rate 100] [--json FILE]
 
-Five processes on loopback DDS, on a domain of the run's own (``robodyn_ros.apps.processes``):
-``arm_simulator`` (PUMA 560, integrating and publishing ``/joint_states`` and ``/clock`` at 1 kHz),
-``computed_torque_controller`` (simulated time, one command per joint state, ``state_timeout``
-0.1 s), ``stewart_platform`` (held at a valid setpoint), an *observer* (``observer``,
-standing where the arm's drive stands: it timestamps every effort command on arrival and checks
-every output of the three nodes) and this process, the fuzzer, which sends hostile inputs of every
-kind (``inputs``) over the nodes' topics, services, parameters and the FollowJointTrajectory
-action (when control_msgs imports), at ``--rate`` inputs per second for ``--duration`` seconds or
-``--inputs`` inputs, whichever ends first.
+Five processes on loopback DDS, on a domain of the run's own: arm_simulator (the PUMA 560,
+publishing /joint_states and /clock at 1 kHz), computed_torque_controller (simulated time, one
+command per joint state, state_timeout 0.1 s), stewart_platform (held at a valid setpoint), an
+observer (standing where the arm's drive stands: it timestamps every effort command on arrival and
+checks every output of the three nodes) and this process, the fuzzer, which sends hostile inputs
+of every kind over the nodes' topics, services, parameters and the FollowJointTrajectory action,
+at --rate inputs per second for --duration seconds or --inputs inputs, whichever ends first.
 
-What is measured (the issue's "done when"): the inputs sent by kind, and those a node accepted
-(a hostile parameter set or action goal that succeeded); any non-finite number in a joint state,
-a command, the controller state or a Stewart output; the largest ``/diagnostics`` message
-(serialized bytes); the longest line each node logged (its stdout and stderr); the largest gap
-between consecutive effort commands, against the bound 2 control periods + the watchdog's
-``state_timeout`` x 1.1; each node's resident memory at the start and the end of the fuzzing; and
-whether every node is alive at the end (then stopped with SIGINT, exiting 0).
-
-Inputs are tagged so the observer can tell them from the nodes' outputs on shared topics
-(``observer.TAG``).
+What is measured: the inputs sent by kind, and those a node accepted (a hostile parameter set or
+action goal that succeeded); any non-finite number in a joint state, a command, the controller
+state or a Stewart output; the largest /diagnostics message (serialized bytes); the longest line
+each node logged; the largest gap between consecutive effort commands, against the bound 2
+control periods + the watchdog's state_timeout x 1.1; each node's resident memory at the start
+and the end of the fuzzing; and whether every node is alive at the end (then stopped with SIGINT,
+exiting 0).
 """
 from __future__ import annotations
 
@@ -35,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..commands import check_outputs
 from ..processes import loopback_dds, status_kb
 from .inputs import FLOOD_PERIOD, Q0, Fuzzer
 from .observer import CONTROLLER, OBSERVER, SIMULATOR, STATE_TIMEOUT, STEWART, gap_bound, start_arm
@@ -199,11 +195,14 @@ def summary(result: dict) -> str:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = argparse.ArgumentParser(prog="robodyn-ros fuzz", description=__doc__,
+    parser = argparse.ArgumentParser(prog="robodyn-ros dev fuzz", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=float, default=180.0, help="seconds of fuzzing (180)")
-    parser.add_argument("--inputs", type=int, default=100_000, help="most inputs (100000)")
-    parser.add_argument("--rate", type=float, default=100.0, help="inputs per second (100)")
+    parser.add_argument("--duration", type=float, default=180.0, metavar="S",
+                        help="seconds of fuzzing (180)")
+    parser.add_argument("--inputs", type=int, default=100_000, metavar="N",
+                        help="most inputs (100000)")
+    parser.add_argument("--rate", type=float, default=100.0, metavar="HZ",
+                        help="inputs per second (100)")
     parser.add_argument("--seed", type=int, default=0, help="of the random choices (0)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--logs", metavar="DIR", help="keep the nodes' logs in DIR")
@@ -212,6 +211,9 @@ def main(argv=None) -> int:
     parser.add_argument("--kinds", default="", metavar="TEXT",
                         help="only the kinds whose name contains TEXT (e.g. flood_)")
     args = parser.parse_args(argv)
+    if not (args.duration > 0 and args.inputs > 0 and args.rate > 0 and args.flood_period > 0):
+        parser.error("--duration, --inputs, --rate and --flood-period must be > 0")
+    check_outputs(parser, {"--json": args.json})
     result = run(args.duration, args.inputs, args.rate, seed=args.seed, logs=args.logs,
                  kinds=args.kinds, flood_period=args.flood_period)
     print(summary(result))
