@@ -57,8 +57,9 @@ class Rig:
         self.events = []
 
     def _loop(self, config, **kwargs):
-        loop = ControlLoop(PUMA, JointOrder(CHAIN, ORDER), config, TIMEOUT, clock=self.now,
-                           steady=self.now, links=[f"link_{i + 1}" for i in range(6)], **kwargs)
+        kwargs.setdefault("clock", self.now)
+        loop = ControlLoop(PUMA, JointOrder(CHAIN, ORDER), config, TIMEOUT, steady=self.now,
+                           links=[f"link_{i + 1}" for i in range(6)], **kwargs)
         loop.on_collision = lambda event: self.events.append(event)
         loop.on_ramp = self.wake_watchdog
         return loop
@@ -299,3 +300,33 @@ def test_nothing_is_sent_on_deactivation_before_any_state():
     for kind in ("hold_gravity", "zero"):
         assert rig.loop.deactivate(kind) is None
         assert rig.loop.ramp_due() is None and rig.loop.ramp() is None
+
+
+class LateClock:
+    """A simulated clock as the controller's cycle thread reads it: /clock is taken on another
+    thread, each drive period's some 0-2 periods after the states of that time were answered."""
+
+    def __init__(self, rig, seed=3):
+        self.rig, self.rng, self.seen = rig, np.random.default_rng(seed), 0.0
+
+    def __call__(self):
+        late = int(self.rng.integers(0, 3)) * PERIOD
+        cycle = np.floor(round(self.rig.now() / PERIOD, 6)) * PERIOD   # /clock: a period's start
+        self.seen = max(self.seen, cycle - late)
+        return self.seen
+
+
+@pytest.mark.parametrize("scenario", [jitter, preemption, hold],
+                         ids=lambda s: s.__name__)
+def test_a_clock_taken_late_moves_no_drive_cycle_by_more_than_rate_times_period(scenario):
+    """A simulated clock read on the cycle's thread lags the states it answers (/clock taken on
+    the executor's thread): a command answering a state is sent no earlier than that state's time
+    (the stage's time is the clock, or the newest state's stamp where the clock lags it), so the
+    watchdog's ramp steps never go out a cycle early between the cycles' commands. The drive's
+    cycles are the states' times; every command is recorded at its true time."""
+    rig = Rig()
+    rig.loop = rig._loop(rig.config, clock=LateClock(rig))
+    scenario(rig)
+    cycle, consecutive = rig.worst()
+    assert cycle <= STEP * (1 + 1e-9) and consecutive <= cycle
+    assert rig.drive.violations == 0

@@ -87,7 +87,7 @@ class ControlLoop:
         # taken (0: none), state_timeout, the last cycle's, how far ahead a stamp may be
         self._times = np.zeros(5)
         self._times[TIMEOUT], self._times[AHEAD] = self.state_timeout, future_stamp_tolerance
-        self._stage = CommandStage(model, order.index, self._effort, Drive(), clock)
+        self._stage = CommandStage(model, order.index, self._effort, Drive(), self._drive_time)
         self._path = CommandPath(model, order, self._stage, log, steady)
         self.saturations, self.rate_limits = self._path.saturations, self._path.rate_limits
         self._safe = SafeCommands(model, self._stage, lambda: self.rate_limits(""))
@@ -123,6 +123,15 @@ class ControlLoop:
         warm_up_drive()
         self._report = LoopReport(steady, self._measurement)
         self._window = self._report.window
+
+    def _drive_time(self) -> float:
+        """The command stage's time (the drive's cycles are on it): the clock, or the newest
+        state's time where the clock lags it. A command answering a state is sent no earlier than
+        that state: a simulated clock read on the cycle's thread lags the states it answers while
+        the executor's thread has not yet taken their /clock in, and on the lagging clock a ramp's
+        step went out a drive cycle early, beside the cycle's command (two steps in one cycle)."""
+        clock, newest = self._clock(), self._times[NEWEST]
+        return newest if newest > clock else clock
 
     # ------------------------------------------------------------------ configuration
     @property
