@@ -22,6 +22,8 @@ import dataclasses
 
 import numpy as np
 
+from ..dynamics.drives import PARAMETERS as DRIVE_PARAMETERS
+from ..dynamics.drives import JointDrives, from_parameters
 from ..plumbing.reasons import bounded
 from .collision import CollisionDetector, Thresholds
 from .contact_location import locate
@@ -35,7 +37,7 @@ RELOCATE = 1.5   # the residual's growth (max |r_i| / h_i) at which the contact 
 # the controller's parameters that make the guard (doc/collisions.md)
 SETTINGS = ("collision_observer_gain", "collision_joints", "collision_thresholds",
             "collision_thresholds_per_velocity", "collision_reaction", "collision_reflex_gain",
-            "collision_reflex_duration", "collision_torque")
+            "collision_reflex_duration", "collision_torque", *DRIVE_PARAMETERS)
 TORQUES = ("command", "measured")
 
 
@@ -51,11 +53,14 @@ class CollisionGuard:
     at detection, and when the isolation moves) the event's ``located`` is the link of the
     contact that explains the residual (``contact_location.contact``) among the isolated link and
     those after it, a shape fixed to a link counted as that link's; ``located_at``: the time of
-    that state."""
+    that state. ``drives``: what each joint's measured effort is (``dynamics.drives.JointDrives``
+    in chain order; None: torques): a measured current is made a torque with its drive gain, and
+    :meth:`residual_in` gives the residual in each joint's unit."""
 
     def __init__(self, model, gain, thresholds: Thresholds | None, links, reaction: str = "stop",
                  reflex_gain: float = 1.0, reflex_duration: float = 0.1, friction: bool = True,
-                 max_gap: float = 0.1, torque: str = "command", shapes=()):
+                 max_gap: float = 0.1, torque: str = "command", shapes=(),
+                 drives: JointDrives | None = None):
         if reaction not in REACTIONS:
             raise ValueError(f"collision_reaction must be one of {list(REACTIONS)}, got {reaction!r}")
         if torque not in TORQUES:
@@ -78,6 +83,9 @@ class CollisionGuard:
         self.residual = self.observer.residual   # updated in place every cycle
         self.event = None
         self.measured = torque == "measured"
+        self.drives = JointDrives.torques_measured(model.joint_names) if drives is None else drives
+        self._gains = np.array(self.drives.gains)   # a measured effort times these: N m (N)
+        self._torque = np.zeros(model.dof)   # the measured effort as a torque
         self._effort = None          # the state's measured effort (chain order), when measured
         self.unmeasured = 0          # states without a usable effort: the command stood in
         #: None: a contact is located here, in the cycle; else ``locate_later(guard, event, q, r,
@@ -95,8 +103,16 @@ class CollisionGuard:
         """The state's measured effort in chain order, the torque the joints applied over the
         step that ends at it (a driver's effort field); None: none that can be used (the
         command the controller sent stands in, counted in ``unmeasured``)."""
-        self._effort = effort if effort is not None and np.all(np.isfinite(effort)) else None
+        self._effort = None
+        if effort is not None and np.all(np.isfinite(effort)):
+            self._effort = np.multiply(effort, self._gains, out=self._torque)   # currents: N m
         self.unmeasured += self._effort is None
+
+    def residual_in(self) -> np.ndarray:
+        """The residual (chain order) in each joint's measured unit: a current joint's in A (the
+        residual over its drive gain: the current the external torque draws), others' as they
+        are (N m or N)."""
+        return self.residual / self._gains
 
     def observe(self, t: float, q, qd, applied) -> bool:
         """One cycle: the state (q, q̇) at time ``t`` and the torque ``applied`` since the last
@@ -176,7 +192,9 @@ def guard_from_settings(model, order: JointOrder, values, links, friction: bool,
                         max_gap: float, shapes=()) -> CollisionGuard | None:
     """The guard the controller's ``SETTINGS`` ask for (None: no observer). Per-joint values are
     one for every joint or one per joint of ``collision_joints`` (empty: the controller's
-    ``joints``); ValueError naming the parameter."""
+    ``joints``); ValueError naming the parameter (a ModelError naming the drives file)."""
+    drives = from_parameters(order.names, values.get("drives_file") or "",   # checked, observer or not
+                             values.get("effort_units"), values.get("drive_gains"))
     gain = list(values.get("collision_observer_gain") or [])
     static = list(values.get("collision_thresholds") or [])
     if not gain:
@@ -205,4 +223,5 @@ def guard_from_settings(model, order: JointOrder, values, links, friction: bool,
     return CollisionGuard(model, gain, thresholds, links, values.get("collision_reaction", "stop"),
                           float(values.get("collision_reflex_gain", 1.0)),
                           float(values.get("collision_reflex_duration", 0.1)), friction, max_gap,
-                          values.get("collision_torque", "command"), shapes)
+                          values.get("collision_torque", "command"), shapes,
+                          drives.in_order(order.chain))
