@@ -32,13 +32,19 @@ def plant(tmp_path_factory):
                      arm.tip, arm.gravity, arm.name, arm.frames)
 
 
+GIVEN = ",".join(f"{g:g}" for g in ur.GAINS)
+
+
 @pytest.fixture(scope="module")
-def calibration(plant, tmp_path_factory):
-    """``robodyn-ros collision calibrate`` on a free run's bag, its efforts the stand-in's currents."""
-    run = ur.simulate(SECONDS, motion_seed=3, seed=1)
-    bag = ur.write_bag(tmp_path_factory.mktemp("free") / "free", run)
-    gains = ",".join(f"{g:g}" for g in ur.GAINS)
-    return calibrate(bag, None, model=plant, gain=GAIN, drive_gains=gains, floor=0.0)
+def free_bag(tmp_path_factory):
+    """A free run of the stand-in as its driver records it: currents in ``effort``."""
+    return ur.write_bag(tmp_path_factory.mktemp("free") / "free", ur.simulate(SECONDS, motion_seed=3, seed=1))
+
+
+@pytest.fixture(scope="module")
+def calibration(plant, free_bag):
+    """``robodyn-ros collision calibrate``'s work on the free run, with the drive gains."""
+    return calibrate(free_bag, None, model=plant, gain=GAIN, drive_gains=GIVEN, floor=0.0)
 
 
 def watch(plant, thresholds, run, links):
@@ -69,17 +75,34 @@ def test_the_calibration_is_in_newton_metres_from_the_currents(calibration):
     np.testing.assert_array_equal(calibration.drives.gains, ur.GAINS)
     peak = np.abs(calibration.residuals).max(axis=0)
     assert np.all(peak < ur.STICTION + 1.0), peak
-    # the parameter file sets the controller as it was calibrated: the gains, the measured torque
-    text = calibration.yaml()
-    assert "collision_torque: measured" in text and "drive_gains:" in text
-    assert "effort_units:" in text
 
 
-def test_the_currents_read_as_newton_metres_are_said_implausible(plant, tmp_path):
-    run = ur.simulate(SECONDS, motion_seed=3, seed=1, rest=0.5)
-    bag = ur.write_bag(tmp_path / "free", run)
-    result = calibrate(bag, None, model=plant, gain=GAIN, floor=0.0)   # no drive gains
+def test_the_currents_read_as_newton_metres_are_said_implausible(plant, free_bag):
+    result = calibrate(free_bag, None, model=plant, gain=GAIN, floor=0.0)   # no drive gains
     assert result.warning and "--drive-gains" in result.warning
+
+
+def test_the_command_writes_the_drives_the_controller_reads_by_joint_name(free_bag, tmp_path, capsys):
+    """The parameter file sets the controller as it was calibrated: a drives file (written beside
+    it from the values given; by joint name, so the controller's joints may be in any order) and
+    the measured torque. The nominal UR5 here: the command's wiring, not the thresholds."""
+    import yaml
+
+    out = tmp_path / "thresholds.yaml"
+    assert main(["calibrate", str(free_bag), "--urdf", str(ur.URDF), "--root-link", ur.ROOT,
+                 "--tip-link", ur.TIP, "--drive-gains", GIVEN, "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "(A)" in err and "current, gain 12.5 N m/A" in err
+    values = yaml.safe_load(out.read_text())["computed_torque_controller"]["ros__parameters"]
+    assert values["collision_torque"] == "measured"
+    assert values["drives_file"] == str(tmp_path / "thresholds.drives.yaml")
+    shuffled = list(reversed(ur.JOINTS))   # a controller whose joints are in another order
+    np.testing.assert_array_equal(from_parameters(shuffled, values["drives_file"]).gains, ur.GAINS[::-1])
+    # a drives file given is named as it is
+    assert main(["calibrate", str(free_bag), "--urdf", str(ur.URDF), "--root-link", ur.ROOT,
+                 "--tip-link", ur.TIP, "--drive-gains", values["drives_file"], "-o", str(out)]) == 0
+    assert yaml.safe_load(out.read_text())["computed_torque_controller"]["ros__parameters"][
+        "drives_file"] == values["drives_file"]
 
 
 def test_a_second_free_run_raises_no_alarm(plant, calibration):
@@ -127,8 +150,10 @@ def test_a_push_is_detected_within_the_first_order_bound(plant, calibration):
     ({"gains": [12.0, 13.0, 11.0, 9.0, -9.0, 9.0]}, "drive_gains: joint 'wrist_2_joint': a drive gain is a positive"),
     ({"gains": [12.0, 13.0, 11.0, 9.0, 9.0, float("inf")]}, "drive_gains: joint 'wrist_3_joint'"),
     ({"units": ["A"]}, "the drive gains of ['shoulder_pan_joint'"),
-    ({"units": ["N m", "A", "A", "A", "A", "Nm"], "gains": [1.0, 2, 2, 2, 2, 1]}, "effort_units: joint 'wrist_3_joint': 'Nm'"),
-    ({"units": ["N m", "A", "A", "A", "A", "A"], "gains": [2.0]}, "drive_gains: joint 'shoulder_pan_joint' measures N m"),
+    ({"units": ["N m", "A", "A", "A", "A", "Nm"], "gains": [1.0, 2, 2, 2, 2, 1]},
+     "effort_units: joint 'wrist_3_joint': 'Nm'"),
+    ({"units": ["N m", "A", "A", "A", "A", "A"], "gains": [2.0]},
+     "drive_gains: joint 'shoulder_pan_joint' measures N m"),
 ])
 def test_drive_parameters_that_do_not_fit_the_joints_are_refused_in_one_line(kwargs, says):
     with pytest.raises(ModelError) as caught:
@@ -153,9 +178,12 @@ def test_a_drives_file_that_does_not_fit_is_refused_naming_the_file_and_joint(tm
 
 def test_calibrate_refuses_gains_that_do_not_fit_before_any_work(tmp_path, capsys):
     assert main(["calibrate", str(tmp_path / "none"), "--urdf", str(ur.URDF), "--root-link", ur.ROOT,
-                 "--tip-link", ur.TIP, "--drive-gains", "12,13"]) == 2
+                 "--tip-link", ur.TIP, "--drive-gains", "12,13", "-o", str(tmp_path / "t.yaml")]) == 2
     err = capsys.readouterr().err
     assert "2 values for the 6 joints" in err and err.count("\n") == 1
+    with pytest.raises(SystemExit):   # values need -o: the drives file is written beside it
+        main(["calibrate", str(tmp_path / "none"), "--urdf", str(ur.URDF), "--drive-gains", GIVEN])
+    assert "needs -o" in capsys.readouterr().err
 
 
 def test_the_loop_takes_currents_through_its_drive_gains_and_reports_both_units():

@@ -9,7 +9,8 @@ The bag is read as robodyn-ros identify reads it (MCAP or sqlite3): the joint st
 the torque applied or, with --effort-topic, the controller's commands. An arm whose joint states
 carry motor currents (a UR through ur_robot_driver) gives --drive-gains, as identify takes it:
 the currents times their drive gains are the torques, the thresholds are in N m, and the file
-also sets the controller's drive gains and collision_torque: measured.
+also sets the controller's drives file (the one given, or one written beside it) and
+collision_torque: measured.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import argparse
 import dataclasses
 import functools
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -26,7 +28,7 @@ from ..dynamics.drives import JointDrives
 from ..dynamics.model import RobotModel
 from ..identification.bag import BagError, read_joint_states
 from ..identification.efforts import implausible_efforts
-from .commands import refuse
+from .commands import check_outputs, refuse
 from .identify_currents import torques_of
 
 
@@ -50,13 +52,16 @@ class Calibration:
         return [name for name, a, fit in zip(self.thresholds.joint_names, self.thresholds.static,
                                               self.fitted.static) if a > fit]
 
-    def yaml(self, node: str = NODE) -> str:
-        """The controller's parameter file: the thresholds and, for currents, the drives and the
-        measured torque they were calibrated on."""
-        drives = self.drives
-        extra = {} if not drives.measures_currents.any() else {
-            "effort_units": list(drives.units), "drive_gains": [float(g) for g in drives.gains],
-            "collision_torque": "measured"}
+    def yaml(self, node: str = NODE, drives_file=None) -> str:
+        """The controller's parameter file: the thresholds and, for currents, the drives file
+        (``drives_file``: the one given, or one written, ``JointDrives.save``; by joint name, so
+        the controller's ``joints`` may be in any order) and the measured torque they were
+        calibrated on."""
+        extra = {}
+        if self.drives.measures_currents.any():
+            if drives_file is None:
+                raise ValueError("the efforts are currents: the parameter file names a drives file")
+            extra = {"drives_file": str(Path(drives_file).resolve()), "collision_torque": "measured"}
         return thresholds_yaml(self.thresholds, node, extra)
 
 
@@ -139,6 +144,11 @@ def main(argv=None) -> int:
     cal.add_argument("--tip-link", metavar="LINK",
                      help="last link of the chain (default: the single leaf)")
     args = parser.parse_args(argv)
+    check_outputs(cal, {"-o": args.output})
+    given = args.drive_gains is not None and Path(args.drive_gains).is_file()
+    if args.drive_gains is not None and not given and not args.output:
+        parser.error("--drive-gains as values needs -o: the drives file the controller reads is "
+                     "written beside it (or give a drives file)")
     floor = None if args.floor is None else args.floor[0] if len(args.floor) == 1 else args.floor
     try:
         result = calibrate(args.bag, args.urdf, gain=args.gain, margin=args.margin,
@@ -151,7 +161,12 @@ def main(argv=None) -> int:
     if result.warning:
         print(f"robodyn-ros collision calibrate: warning: {result.warning}", file=sys.stderr)
     print_table(result, args)
-    text = result.yaml(NODE)
+    drives_file = args.drive_gains if given else None
+    if result.drives.measures_currents.any() and not given:
+        drives_file = result.drives.save(Path(args.output).with_suffix(".drives.yaml"),
+                                         "the drive gains collision calibrate was given")
+        print(f"written: {drives_file} (the drive gains)", file=sys.stderr)
+    text = result.yaml(NODE, drives_file)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)

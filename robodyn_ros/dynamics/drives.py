@@ -219,7 +219,8 @@ def from_parameters(joints, drives_file="", units=(), gains=()) -> JointDrives:
         raise ModelError(f"{where}: the drive gains of {drives.unknown} are unknown: give them, or the "
                          "drives file robodyn-ros identify writes (NAME.drives.yaml, from a run with a "
                          "known payload)")
-    bad = [(j, g) for j, u, g in zip(drives.joints, drives.units, drives.gains) if u == CURRENT and not (np.isfinite(g) and g > 0.0)]
+    bad = [(j, g) for j, u, g in zip(drives.joints, drives.units, drives.gains)
+           if u == CURRENT and not (np.isfinite(g) and g > 0.0)]
     if bad:
         raise ModelError(f"{where}: joint {bad[0][0]!r}: a drive gain is a positive number of N m/A, "
                          f"got {bad[0][1]:g}")
