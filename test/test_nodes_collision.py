@@ -177,3 +177,16 @@ def test_on_an_arm_that_measures_currents_diagnostics_carry_the_residual_in_newt
     np.testing.assert_allclose(r, -delta, atol=0.01)
     np.testing.assert_allclose(amperes, -delta / gains, atol=0.01 / gains.min())
     assert found["observer torque"].startswith("measured effort")
+
+
+def test_drive_parameters_that_do_not_fit_the_joints_refuse_the_configure_in_one_line(rig, tmp_path, capfd):
+    from robodyn_ros.dynamics.drives import JointDrives
+    from robodyn_ros.nodes.common import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=r"drive_gains: 2 values for the 6 joints") as caught:
+        rig.controller(drive_gains=[12.0, 13.0])
+    assert "\n" not in str(caught.value)
+    five = JointDrives.currents(JOINTS[:5], [10.0] * 5).save(tmp_path / "five.drives.yaml")
+    with pytest.raises(ConfigurationError, match=r"five\.drives\.yaml: no drives for joint 'joint_6'"):
+        rig.controller(drives_file=str(five))
+    assert "Traceback" not in capfd.readouterr().err   # a refusal, not a failure nobody expected
