@@ -191,6 +191,7 @@ def test_the_loop_takes_currents_through_its_drive_gains_and_reports_both_units(
     current (the applied torque over a gain): told the gains, the observer sees the torques and
     no collision, and the report's residual in A is the residual in N m over each gain; not told
     (efforts taken as N m), the same currents are a 'collision' of the unexplained gravity."""
+    from robodyn_ros.control.loop import WARN
     from test_collision_guard import CHAIN, Rig
 
     gains = np.array([20.0, 30.0, 15.0, 5.0, 4.0, 3.0])
@@ -211,6 +212,14 @@ def test_the_loop_takes_currents_through_its_drive_gains_and_reports_both_units(
     np.testing.assert_array_equal(r, told.loop.guard.residual)
     np.testing.assert_allclose([values[f"residual {j} (A)"] for j in CHAIN], r / gains, rtol=1e-15)
     assert not any(key.endswith("(A)") for key in blind.loop.report()[2])
+    # at rest the currents read as N m are a fraction (1/gain) of the gravity they hold: said, with
+    # what to set; converted, they are the torques (the blind rig reset, so its collision does not
+    # hide the warning behind its ERROR)
+    assert told.loop.report()[2]["measured effort"] == "plausible as torques"
+    blind.loop.reset_collision()
+    level, message, values = blind.loop.report()
+    assert "set drives_file or effort_units and drive_gains" in message and level == WARN
+    assert values["measured effort"] == message and "0.033" in message   # 1/30 on joint 2
 
 
 def test_the_loop_refuses_drive_parameters_that_do_not_fit_with_or_without_the_observer():

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..dynamics.drives import PARAMETERS as DRIVE_PARAMETERS
 from ..dynamics.drives import JointDrives, from_parameters
+from ..identification.efforts import LOADED, PLAUSIBLE
 from ..plumbing.reasons import bounded
 from .collision import CollisionDetector, Thresholds
 from .contact_location import locate
@@ -34,6 +35,7 @@ from .momentum_observer import MomentumObserver
 REACTIONS = ("none", "stop", "float", "reflex")
 FLOATING = ("float", "reflex")
 RELOCATE = 1.5   # the residual's growth (max |r_i| / h_i) at which the contact is located again
+AT_REST = 0.05   # rad/s (m/s): below it on every joint, a measured effort is near g(q)
 # the controller's parameters that make the guard (doc/collisions.md)
 SETTINGS = ("collision_observer_gain", "collision_joints", "collision_thresholds",
             "collision_thresholds_per_velocity", "collision_reaction", "collision_reflex_gain",
@@ -107,6 +109,25 @@ class CollisionGuard:
         if effort is not None and np.all(np.isfinite(effort)):
             self._effort = np.multiply(effort, self._gains, out=self._torque)   # currents: N m
         self.unmeasured += self._effort is None
+
+    def implausible(self, q, qd) -> str | None:
+        """One line when the measured torque, at rest (``qd`` below AT_REST), is not the model's
+        gravity torque where gravity loads a joint (the ratio outside PLAUSIBLE: currents taken
+        for N m, or wrong drive gains), saying what to set; None otherwise, or not measured."""
+        effort = self._effort
+        if not self.measured or effort is None or np.max(np.abs(qd)) > AT_REST:
+            return None
+        g = self.model.gravity_torques(q)
+        loaded = np.flatnonzero(np.abs(g) > LOADED * np.abs(g).max()) if np.abs(g).max() > 0 else []
+        scale = {self.model.joint_names[i]: effort[i] / g[i] for i in loaded}
+        low, high = PLAUSIBLE
+        if all(low <= v <= high for v in scale.values()):
+            return None
+        what = ("check drive_gains (drives_file)" if self.drives.measures_currents.any() else
+                "if they are motor currents (ur_robot_driver's), set drives_file or effort_units and "
+                "drive_gains (N m/A)")
+        return bounded(f"the measured efforts at rest are {', '.join(f'{v:.2g}' for v in scale.values())} "
+                       f"times the model's gravity torque ({', '.join(scale)}): not the joint torques; {what}")
 
     def residual_in(self) -> np.ndarray:
         """The residual (chain order) in each joint's measured unit: a current joint's in A (the

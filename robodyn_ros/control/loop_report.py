@@ -103,7 +103,7 @@ class LoopReport:
             **self._measurement.summary(),
             **drift(loop.law),
         }
-        guard = loop.guard
+        guard, implausible = loop.guard, None
         if guard is not None:
             values["collisions (total)"] = loop.collisions
             values["collision"] = guard.event.reason if loop.collided else "none"
@@ -112,6 +112,8 @@ class LoopReport:
                                          "without one: the command stood in)"
                                          if guard.measured else "the command sent")
             values.update(residuals(guard, loop.order))
+            implausible = guard.implausible(loop.q, loop.qd)
+            values["measured effort"] = implausible or ("plausible as torques" if guard.measured else "not used")
         if age is None:
             return WARN, "waiting for the first valid joint state", values
         if loop.collided:
@@ -127,4 +129,6 @@ class LoopReport:
             return WARN, "effort saturated", values
         if limited:
             return WARN, "effort rate-limited", values
+        if implausible:
+            return WARN, implausible, values
         return OK, "tracking" if loop.enabled else "disabled: gravity compensation", values
