@@ -87,6 +87,7 @@ class CollisionGuard:
         self.measured = torque == "measured"
         self.drives = JointDrives.torques_measured(model.joint_names) if drives is None else drives
         self._gains = np.array(self.drives.gains)   # a measured effort times these: N m (N)
+        self._torques = not self.drives.measures_currents.any()   # every effort a torque already
         self._torque = np.zeros(model.dof)   # the measured effort as a torque
         self._effort = None          # the state's measured effort (chain order), when measured
         self.unmeasured = 0          # states without a usable effort: the command stood in
@@ -107,7 +108,7 @@ class CollisionGuard:
         command the controller sent stands in, counted in ``unmeasured``)."""
         self._effort = None
         if effort is not None and np.all(np.isfinite(effort)):
-            self._effort = np.multiply(effort, self._gains, out=self._torque)   # currents: N m
+            self._effort = effort if self._torques else np.multiply(effort, self._gains, out=self._torque)
         self.unmeasured += self._effort is None
 
     def implausible(self, q, qd) -> str | None:
