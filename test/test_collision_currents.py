@@ -184,6 +184,11 @@ def test_calibrate_refuses_gains_that_do_not_fit_before_any_work(tmp_path, capsy
     with pytest.raises(SystemExit):   # values need -o: the drives file is written beside it
         main(["calibrate", str(tmp_path / "none"), "--urdf", str(ur.URDF), "--drive-gains", GIVEN])
     assert "needs -o" in capsys.readouterr().err
+    # the maker's file, gains unknown: said before the bag (absent here) is read
+    assert main(["calibrate", str(tmp_path / "none"), "--urdf", str(ur.URDF), "--root-link", ur.ROOT,
+                 "--tip-link", ur.TIP, "--drive-gains", "config/ur_drives.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "the drive gains of ['shoulder_pan_joint'" in err and err.count("\n") == 1
 
 
 def test_the_loop_takes_currents_through_its_drive_gains_and_reports_both_units():

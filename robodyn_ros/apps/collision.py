@@ -85,6 +85,9 @@ def calibrate(bag_path, urdf, *, gain=50.0, margin=MARGIN, velocity_term=True, f
             raise ValueError("--drive-gains converts the joint states' efforts; the commands of "
                              "--effort-topic are torques already: give one or the other")
         drives = JointDrives.parse(drive_gains, model.joint_names).in_order(model.joint_names)
+        if drives.unknown:   # said before the bag is read
+            raise ValueError(f"--drive-gains {drive_gains}: the drive gains of {drives.unknown} are "
+                             "unknown: give them, or the drives file identify writes (NAME.drives.yaml)")
     recording = read_joint_states(bag_path, model.joint_names, topic=topic,
                                   effort_topic=effort_topic, min_samples=min_samples)
     if recording.velocity is None or recording.effort is None:
@@ -145,7 +148,7 @@ def main(argv=None) -> int:
                      help="last link of the chain (default: the single leaf)")
     args = parser.parse_args(argv)
     check_outputs(cal, {"-o": args.output})
-    given = args.drive_gains is not None and Path(args.drive_gains).is_file()
+    given = args.drive_gains is not None and not _numbers(args.drive_gains)   # a drives file
     if args.drive_gains is not None and not given and not args.output:
         parser.error("--drive-gains as values needs -o: the drives file the controller reads is "
                      "written beside it (or give a drives file)")
@@ -175,6 +178,16 @@ def main(argv=None) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _numbers(text) -> bool:
+    """Whether --drive-gains gives values (comma-separated numbers) rather than a file, as
+    ``JointDrives.parse`` tells them apart."""
+    try:
+        [float(v) for v in text.split(",")]
+    except ValueError:
+        return False
+    return True
 
 
 def print_table(result, args) -> None:
