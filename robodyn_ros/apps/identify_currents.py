@@ -58,7 +58,7 @@ def efforts_to_torques(args, model, recordings, read, friction, progress=print):
                          "(--payload-run BAG --payload-mass KG)")
     if drives.measures_currents.any():
         progress(f"drives ({drives.source}):\n{drives.table()}")
-        recordings = [dataclasses.replace(r, effort=_torques(drives, r, model)) for r in recordings]
+        recordings = [dataclasses.replace(r, effort=torques_of(drives, r, model)) for r in recordings]
     return recordings, drives, estimate
 
 
@@ -91,7 +91,7 @@ def report(drives, estimate):
     return out
 
 
-def _torques(drives, recording, model):
+def torques_of(drives, recording, model):
     """The recording's efforts as torques, its columns kept (``drives`` are in the model's order)."""
     effort = np.array(recording.effort, dtype=float)
     columns = [list(recording.joint_names).index(joint) for joint in model.joint_names]

@@ -8,9 +8,26 @@ from typing import Any
 
 import numpy as np
 
+from ..dynamics.drives import CURRENT
 from .cycle_timing import CAPACITY
 from .outcomes import ERROR, OK, WARN
 from .succession import drift
+
+
+def residuals(guard, order) -> dict[str, float]:
+    """The momentum observer's latest residual per joint (``joints`` order) in N m (N for a
+    prismatic joint) and, for a joint whose measured effort is a current, in A: the current the
+    external torque draws through its drive gain (``guard.drives``). Read off the cycle's thread:
+    each value is one cycle's, the joints perhaps of two consecutive cycles."""
+    unit_of = dict(zip(guard.drives.joints, guard.drives.units))
+    r, r_in = order.from_chain(guard.residual), order.from_chain(guard.residual_in())
+    values = {}
+    for name, torque, effort in zip(order.names, r.tolist(), r_in.tolist()):
+        unit = unit_of[name]
+        values[f"residual {name} ({'N' if unit == 'N' else 'N m'})"] = torque
+        if unit == CURRENT:
+            values[f"residual {name} (A)"] = effort
+    return values
 
 
 class _Window:
@@ -86,7 +103,7 @@ class LoopReport:
             **self._measurement.summary(),
             **drift(loop.law),
         }
-        guard = loop.guard
+        guard, implausible = loop.guard, None
         if guard is not None:
             values["collisions (total)"] = loop.collisions
             values["collision"] = guard.event.reason if loop.collided else "none"
@@ -94,6 +111,9 @@ class LoopReport:
             values["observer torque"] = (f"measured effort ({guard.unmeasured} states "
                                          "without one: the command stood in)"
                                          if guard.measured else "the command sent")
+            values.update(residuals(guard, loop.order))
+            implausible = guard.implausible(loop.q, loop.qd)
+            values["measured effort"] = implausible or ("plausible as torques" if guard.measured else "not used")
         if age is None:
             return WARN, "waiting for the first valid joint state", values
         if loop.collided:
@@ -109,4 +129,6 @@ class LoopReport:
             return WARN, "effort saturated", values
         if limited:
             return WARN, "effort rate-limited", values
+        if implausible:
+            return WARN, implausible, values
         return OK, "tracking" if loop.enabled else "disabled: gravity compensation", values
