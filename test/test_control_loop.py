@@ -18,7 +18,7 @@ from robodyn_ros.control.joints import JointOrder
 from robodyn_ros.control.laws import ComputedTorque
 from robodyn_ros.control.cycle_timing import CAPACITY
 from robodyn_ros.control.loop import (ERROR, OK, UNHEARD, WARN, Accepted, Command, ControlLoop,
-                                      LawFailure, Rejection, Stale, _Window)
+                                      Dropped, LawFailure, Rejection, Stale, _Window)
 from robodyn_ros.dynamics import RobotModel
 from robodyn_ros.plumbing.kernels import interpreted
 from robodyn_ros.nodes.controller_state import SerializedState
@@ -236,11 +236,12 @@ def test_the_ordinary_state_is_taken_checked_and_sampled_by_its_kernel_as_by_its
     loop._sampler.sample_into(stamp, expected)
     for newest, now, taken in [(clock.t, clock.t + 0.25, True),    # newer, and fresh
                                (stamp, clock.t + 0.25, False),     # the newest again
-                               (clock.t, clock.t + 0.35, False)]:  # stamped 0.15 s before now
+                               (clock.t, clock.t + 0.35, False),   # stamped 0.15 s before now
+                               (clock.t, clock.t + 0.15, False)]:  # 0.05 s ahead of now
         results = []
         for run in (cycle_steps.TAKE_ORDINARY_STATE.call, source):
             q, qd, parts, samples = np.empty(6), np.empty(6), np.zeros(2, np.int64), np.zeros((3, 6))
-            times = np.array([now, newest, 0.1])
+            times = np.array([now, newest, 0.1, 0.0, 0.02])
             done = run(raw, reader.names_bytes, loop.match_of(CHAIN), q, qd, parts, times,
                        *loop._sampler.pieces, samples)
             results.append((done, q.tolist(), qd.tolist(), parts.tolist(), times.tolist(),
@@ -699,7 +700,8 @@ def test_a_state_stamped_longer_ago_than_state_timeout_is_not_used():
 def test_time_going_back_drops_the_trajectory_and_holds_the_measured_position():
     """Issue 23 §2: /clock going back (a simulation reset): the trajectory's times are the old
     clock's, so it is dropped and the loop holds where the arm is; nothing is sampled before
-    its start and the command stays finite. A step back within state_timeout is no jump."""
+    its start and the command stays finite. A step back within state_timeout is no jump: a late
+    state, dropped (issue 44)."""
     loop, clock, steady = make_loop(timeout=0.1)
     assert state(loop, stamp=clock.t) == Accepted()
     far = Q0 + np.radians([30.0, 0.0, 0.0, 0.0, 0.0, 0.0])
@@ -707,11 +709,12 @@ def test_time_going_back_drops_the_trajectory_and_holds_the_measured_position():
     clock.t += 0.5
     assert state(loop, stamp=clock.t) == Accepted() and loop.cycle() is not None
     assert loop.trajectory_span is not None
-    assert state(loop, stamp=clock.t - 0.05) == Accepted()   # within state_timeout: no jump
+    assert isinstance(state(loop, stamp=clock.t - 0.05), Dropped)   # late, no jump
+    assert loop.trajectory_span is not None
     clock.t = 2.0   # the simulation restarts
     moved = Q0 + 0.05
     result = state(loop, moved, stamp=clock.t)
-    assert isinstance(result, Accepted) and "time went back from 100.45 to 2 s" in result.note
+    assert isinstance(result, Accepted) and "time went back from 100.5 to 2 s" in result.note
     assert loop.trajectory_span is None
     command = loop.cycle()
     np.testing.assert_allclose(loop.reference[0], moved, atol=1e-12)

@@ -19,6 +19,8 @@ from robodyn_ros.sim.drive import attach_drive
 from robodyn_ros.sim.robodyn_engine import RobodynEngine
 from test_control_loop import NanLaw
 
+from drive_cycles import worst_steps
+
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the PUMA data's link 3 inertia warns, rightly
     PUMA = RobotModel.from_urdf(str(find_share_file("urdf/puma560.urdf")))
@@ -56,7 +58,7 @@ class Rig:
         self.command = np.zeros(6)   # chain order, what the drive holds
 
     def send(self, command):
-        self.sent.append((self.loop._stage.sent_at, command.effort.copy()))
+        self.sent.append((self.t, command.effort.copy()))
         self.command = np.asarray(command.effort)[::-1].copy()   # joints order is reversed
 
     def run(self, seconds, wrench=None):
@@ -68,13 +70,10 @@ class Rig:
             self.q, self.qd = self.engine.step(self.q, self.qd, self.command, wrench)
             self.t += DT
 
-    def rates(self):
-        """|Δu| / Δt between consecutive commands sent, per joint."""
-        times = np.array([t for t, _ in self.sent])
-        efforts = np.array([u for _, u in self.sent])
-        change, dt = np.abs(np.diff(efforts, axis=0)), np.diff(times)[:, None]
-        # no change in no time is none; any other change in no time is infinitely fast
-        return np.divide(change, dt, out=np.where(change > 0.0, np.inf, 0.0), where=dt > 0.0)
+    def worst_step(self):
+        """The largest change a 1 ms drive applies in one cycle (drive_cycles.worst_steps)."""
+        times, efforts = zip(*self.sent)
+        return float(worst_steps(times, efforts, DT)[0].max())
 
 
 def test_the_command_is_the_law_s_less_g_on_a_static_arm():
@@ -116,8 +115,9 @@ def test_behind_the_drive_the_arm_holds_still_and_without_the_parameter_it_rises
 def test_the_safe_commands_hold_with_what_the_drive_does_not_add():
     rig = Rig(drive_compensates=["gravity"])
     rig.run(0.05)
-    (deactivate,) = rig.loop.safe_commands("hold_gravity")
+    deactivate = rig.loop.deactivate("hold_gravity")
     np.testing.assert_allclose(deactivate.effort, 0.0, atol=1e-9)   # the drive holds it all
+    assert rig.loop.ramp_due() is None   # reached at once: nothing left to ramp
     rig.t += 0.2
     stale = rig.loop.watchdog()
     np.testing.assert_allclose(stale.effort, 0.0, atol=1e-9)
@@ -140,9 +140,10 @@ def test_a_stale_hold_takes_off_the_drive_s_gravity_not_its_friction_at_an_old_v
 
 def test_no_command_path_exceeds_the_rate_limit():
     """References, a goal and its preemption, a law switch, a hold, a collision's reflex, a law
-    failure, the watchdog and the deactivation ramp: every command within effort_rate_limit of
-    the one before (the drive counts none over its 1000 N m/s); the same run without the limit
-    is over it."""
+    failure, the watchdog and the deactivation ramp: no command changes by more than
+    effort_rate_limit x drive_period (1 N m) in a drive cycle (the drive counts none over its
+    1000 N m/s); the same run without the limit is over it. (Every edge of timing, apart:
+    test_drive_cycles.py.)"""
     def scenario(rig):
         far = np.radians([45.0, 30.0, 0.0, 45.0, 60.0, 90.0])
         rig.run(0.05)
@@ -174,9 +175,10 @@ def test_no_command_path_exceeds_the_rate_limit():
             stale = rig.loop.watchdog()
             if stale is not None:
                 rig.send(stale)
-        for step in rig.loop.safe_commands("zero"):   # the deactivation, 1 ms apart
-            rig.send(step)
+        rig.send(rig.loop.deactivate("zero"))   # the deactivation, one step a drive period
+        while rig.loop.ramp_due() is not None:
             rig.t += DT
+            rig.send(rig.loop.ramp())
 
     collision = {"collision_observer_gain": [50.0], "collision_thresholds": [20.0],
                  "collision_thresholds_per_velocity": [0.0], "collision_reaction": "reflex",
@@ -185,14 +187,14 @@ def test_no_command_path_exceeds_the_rate_limit():
     limited = Rig(drive_rate=RATE, effort_rate_limit=[RATE], **collision)
     scenario(limited)
     assert limited.drive.violations == 0
-    assert np.max(limited.rates()) <= RATE * (1.0 + 1e-9)
+    assert limited.worst_step() <= RATE * DT * (1.0 + 1e-9)
     assert limited.loop.rate_limits.count > 0
     values = limited.loop.report()[2]
     assert values["rate limits (total)"] == limited.loop.rate_limits.count
     np.testing.assert_allclose(limited.sent[-1][1], 0.0)   # the ramp reached its target
     free = Rig(drive_rate=RATE, **collision)
     scenario(free)
-    assert free.drive.violations > 0 and np.max(free.rates()) > 10 * RATE
+    assert free.drive.violations > 0 and free.worst_step() > 10 * RATE * DT
 
 
 @pytest.mark.parametrize("torque, mass_scale", [("command", 1.0), ("measured", 1.05)])
@@ -218,7 +220,7 @@ def test_the_observer_is_silent_on_the_drive_s_free_motion_and_finds_a_push(torq
 
 @pytest.mark.parametrize("name, compensates, rate", [
     ("franka_controller.yaml", ["gravity", "friction"], 1000.0),
-    ("ur_direct_torque_controller.yaml", ["gravity", "friction"], np.inf)])
+    ("ur_direct_torque_controller.yaml", ["gravity", "friction"], 1000.0)])
 def test_the_driver_files_pass_the_schema_and_say_what_the_drive_adds(name, compensates, rate):
     """Every parameter of each per-driver file is the controller's and passes its checks; the
     Franka file configures a loop on the Panda that takes off both and limits the rate."""
@@ -237,8 +239,43 @@ def test_the_driver_files_pass_the_schema_and_say_what_the_drive_adds(name, comp
             warnings.simplefilter("ignore")
             panda = RobotModel.from_urdf(str(find_share_file("urdf/panda.urdf")))
         keys = {"control_law", "kp", "kd", "friction", "effort_limits", "on_timeout",
-                "drive_compensates", "effort_rate_limit", "collision_torque"}
+                "drive_compensates", "drive_period", "effort_rate_limit", "collision_torque"}
         loop = ControlLoop(panda, JointOrder(list(panda.joint_names)),
                            {k: values[k] for k in keys}, values["state_timeout"],
                            clock=lambda: 1.0)
-        assert loop._stage.compensates == DRIVE_GRAVITY | DRIVE_FRICTION and np.all(loop._stage.rate == rate)
+        drive = loop._stage.drive
+        assert drive.compensates == DRIVE_GRAVITY | DRIVE_FRICTION and drive.period == 1e-3
+        assert np.all(drive.step(7) == rate * 1e-3)   # one N m a cycle: FCI's own limit
+
+
+@pytest.mark.parametrize("law", ["gravity_compensation", "computed_torque"])
+@pytest.mark.parametrize("friction", [True, False])
+def test_friction_the_drive_compensates_does_not_chatter_at_rest(law, friction):
+    """An identified model with 0.8 N m of Coulomb friction on every joint, at rest with 1e-3
+    rad/s of velocity noise, behind a drive that compensates gravity and friction: the command
+    carries none of the model's friction (the law's, smooth or not, is not added and so not
+    taken off): it is the same model's without friction, to the bit, not ±0.8 N m off from cycle
+    to cycle, whatever the law's friction."""
+    import dataclasses
+
+    from robodyn_ros.dynamics.model import RobotModel as Model
+
+    def loop_of(coulomb):
+        model = Model([dataclasses.replace(link, coulomb_positive=coulomb,
+                                           coulomb_negative=coulomb, viscous=0.0)
+                       for link in PUMA.links], PUMA.tip, PUMA.gravity, PUMA.name, PUMA.frames)
+        return ControlLoop(model, JointOrder(CHAIN, ORDER),
+                           {**LAW, "control_law": law, "friction": friction,
+                            "drive_compensates": ["gravity", "friction"]}, 0.1,
+                           clock=lambda: t[0], steady=lambda: t[0], law_class=laws)
+    t = [100.0]
+    identified, frictionless = loop_of(0.8), loop_of(0.0)
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        qd = rng.normal(0.0, 1e-3, 6)
+        commands = []
+        for loop in (identified, frictionless):
+            loop.set_state(ORDER, Q0[::-1], qd, stamp=t[0])
+            commands.append(loop.cycle().effort.copy())
+        np.testing.assert_array_equal(commands[0], commands[1])
+        t[0] += DT

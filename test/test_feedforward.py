@@ -109,8 +109,8 @@ def test_friction_adds_the_urdf_friction_at_the_point_velocity(model):
 def test_what_the_drive_adds_is_left_out(model):
     """Behind a drive that adds gravity and friction: M q̈ + C q̇ alone (the second formulation's
     terms), so that the drive's g(q) and friction are not counted twice."""
-    from robodyn_ros.control.drive import DRIVE_FRICTION, DRIVE_GRAVITY
-    efforts = EffortFeedforward(model, compensates=DRIVE_GRAVITY | DRIVE_FRICTION).efforts(
+    from robodyn_ros.control.drive import DRIVE_FRICTION, DRIVE_GRAVITY, Drive
+    efforts = EffortFeedforward(model, drive=Drive(DRIVE_GRAVITY | DRIVE_FRICTION)).efforts(
         shuffled(V, A))
     for i in range(TIMES.size):
         inertial = model.mass_matrix(P[i]) @ A[i] + model.coriolis_matrix(P[i], V[i]) @ V[i]

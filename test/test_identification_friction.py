@@ -164,9 +164,9 @@ def test_a_friction_file_is_the_models_friction_everywhere_the_model_is_used(nom
     """issue 46: the file identify writes is read by the controller and its observer as the model's
     friction (``RobotModel.with_friction``). Against the closed form ``law`` above: Newton–Euler
     (one state and a batch), the model's friction torques, forward dynamics (its bias pass), the
-    drive stage's friction, the observer's β and the computed-torque law; exactly at rest the
-    Coulomb term is 0 and the offset stays."""
-    from robodyn_ros.control.drive import DRIVE_ADDS, DRIVE_FRICTION
+    observer's β and the computed-torque law; exactly at rest the Coulomb term is 0 and the offset
+    stays. Behind a drive that adds its own friction the law is built with friction: false and
+    adds none of the file's (the drive stage computes no friction: control/drive.py)."""
     from robodyn_ros.control.laws import ComputedTorque
     from robodyn_ros.control.momentum_observer import momentum_terms
 
@@ -182,10 +182,7 @@ def test_a_friction_file_is_the_models_friction_everywhere_the_model_is_used(nom
     np.testing.assert_allclose(model.friction_torques(qd), truth, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(truth[0], OFFSET if "offset" in spec else 0.0, atol=0)
     np.testing.assert_allclose(model.forward_dynamics(q[5], qd[5], rigid[5] + truth[5]), qdd[5], rtol=1e-9)
-    adds = np.empty(6)
     for k in (0, 9):
-        DRIVE_ADDS.call(model.params, DRIVE_FRICTION, q[k], qd[k], adds)
-        np.testing.assert_allclose(adds, truth[k], rtol=1e-12, atol=1e-15)
         beta_without = momentum_terms(nominal, q[k], qd[k], friction=False)[1]
         np.testing.assert_allclose(beta_without - momentum_terms(model, q[k], qd[k])[1], truth[k],
                                    rtol=1e-9, atol=1e-12)
@@ -193,6 +190,10 @@ def test_a_friction_file_is_the_models_friction_everywhere_the_model_is_used(nom
     np.testing.assert_allclose(ct.compute(q[9], qd[9], q[9], np.zeros(6), np.zeros(6), 1e-3),
                                nominal.inverse_dynamics(q[9], qd[9], -20.0 * qd[9], friction=False)
                                + truth[9], rtol=1e-9)
+    behind = ComputedTorque(model, {"kp": 100.0, "kd": 20.0, "friction": False})
+    np.testing.assert_allclose(behind.compute(q[9], qd[9], q[9], np.zeros(6), np.zeros(6), 1e-3),
+                               nominal.inverse_dynamics(q[9], qd[9], -20.0 * qd[9], friction=False),
+                               rtol=1e-9)
 
 
 def test_with_friction_names_what_it_cannot_take(nominal):

@@ -269,3 +269,44 @@ def test_templates_carry_no_byte_past_the_message(n, effort):
         with pytest.raises(Exception):          # one byte less is not the message
             deserialize_message(raw[:-1], message_type)
     assert len(joint_state) == _rosbags_length(names, n, effort)
+
+
+def _shortest_prefix(msg) -> int:
+    """A second formulation of a message's CDR length: the shortest prefix of rclpy's bytes that
+    deserializes (its C deserializer prints to stderr for prefixes cut inside a sequence)."""
+    raw = serialize_message(msg)
+    shortest, longest = 4, len(raw)
+    while shortest < longest:
+        middle = (shortest + longest) // 2
+        try:
+            deserialize_message(raw[:middle], type(msg))
+            longest = middle
+        except Exception:   # noqa: BLE001  a bare RuntimeError, or others
+            shortest = middle + 1
+    return shortest
+
+
+def test_the_cdr_length_is_the_shortest_prefix_that_deserializes():
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from robodyn_ros.nodes.serialized import cdr_length
+    state = JointTrajectoryControllerState(joint_names=["j1", "j22", "j333"])
+    state.output.effort = [1.0, 2.0, 3.0]
+    for msg in (_state(["a", "bb"], [1.0, 2.0], [3.0, 4.0], frame="xyz"), _state(["a"], [], []),
+                _state(["a"], [1.0], [2.0], effort=[3.0]), Float64MultiArray(data=[1.0, 2.0]),
+                Float64MultiArray(), state, JointTrajectoryControllerState(),
+                JointTrajectory(joint_names=["x"], points=[JointTrajectoryPoint(positions=[1.0])]),
+                DiagnosticArray(status=[DiagnosticStatus(name="n", level=b"\x01",
+                                                         values=[KeyValue(key="k", value="é")])])):
+        assert cdr_length(msg) == _shortest_prefix(msg), type(msg).__name__
+
+
+def test_building_the_templates_prints_nothing(capfd):
+    """The controller's state and a joint state with efforts, as a node builds them at configure:
+    nothing on stderr (deserializing truncated prefixes printed "sequence size exceeds remaining
+    buffer" at every controller start)."""
+    names = [f"panda_joint{i}" for i in range(1, 8)]
+    SerializedState(names)
+    SerializedJointState(names, JointState, effort=True)
+    assert capfd.readouterr().err == ""

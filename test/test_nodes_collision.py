@@ -140,3 +140,53 @@ def test_an_isolation_that_moves_out_is_published_again(rig, model):
     assert first["time (s)"] == moved["time (s)"]
     assert float(moved["isolated at (s)"]) - float(first["time (s)"]) > 0.02
     assert "isolated further out" in events[1].message
+
+
+def test_on_an_arm_that_measures_currents_diagnostics_carry_the_residual_in_newton_metres_and_amperes(rig, model):
+    """A driver that reports motor currents in ``effort`` (ur_robot_driver), the controller told
+    the drive gains: held at rest, the arm's currents carry its gravity torque plus δ on joint 2
+    that the model does not explain. The observer takes the currents times the gains, and its
+    residual settles at g(q) − τ = −δ (at rest ṗ = 0: ṙ = K_O (g − τ − r)); /diagnostics shows it
+    per joint in N m, and in A: −δ / k."""
+    gains = np.array([12.5, 13.4, 11.8, 9.6, 8.9, 9.3])   # N m/A
+    delta = np.array([0.0, 4.0, 0.0, 0.0, 0.0, 0.0])       # N m
+    currents = ((model.gravity_torques(Q0) + delta) / gains).tolist()
+    rig.controller(control_law="gravity_compensation", friction=False, state_timeout=5.0,
+                   collision_observer_gain=[50.0], collision_torque="measured",
+                   drive_gains=gains.tolist(), diagnostic_period=0.2)
+    reports = []
+    rig.probe.create_subscription(DiagnosticArray, "/diagnostics", reports.append, 10)
+
+    def values():
+        for report in reversed(reports):
+            for status in report.status:
+                if status.name.startswith(NODE) and any(v.key.startswith("residual") for v in status.values):
+                    return {v.key: v.value for v in status.values}
+        return None
+
+    def settled():
+        msg = JointState(name=JOINTS, position=Q0.tolist(), velocity=[0.0] * 6, effort=currents)
+        msg.header.stamp = rig.probe.get_clock().now().to_msg()
+        rig.joint_states.publish(msg)
+        found = values()
+        return found is not None and abs(float(found["residual joint_2 (N m)"]) + delta[1]) < 0.01
+    rig.spin_until(settled, timeout=60.0, what="the residual in N m settled at -δ on /diagnostics")
+    found = values()
+    r = np.array([float(found[f"residual {j} (N m)"]) for j in JOINTS])
+    amperes = np.array([float(found[f"residual {j} (A)"]) for j in JOINTS])
+    np.testing.assert_allclose(r, -delta, atol=0.01)
+    np.testing.assert_allclose(amperes, -delta / gains, atol=0.01 / gains.min())
+    assert found["observer torque"].startswith("measured effort")
+
+
+def test_drive_parameters_that_do_not_fit_the_joints_refuse_the_configure_in_one_line(rig, tmp_path, capfd):
+    from robodyn_ros.dynamics.drives import JointDrives
+    from robodyn_ros.nodes.common import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=r"drive_gains: 2 values for the 6 joints") as caught:
+        rig.controller(drive_gains=[12.0, 13.0])
+    assert "\n" not in str(caught.value)
+    five = JointDrives.currents(JOINTS[:5], [10.0] * 5).save(tmp_path / "five.drives.yaml")
+    with pytest.raises(ConfigurationError, match=r"five\.drives\.yaml: no drives for joint 'joint_6'"):
+        rig.controller(drives_file=str(five))
+    assert "Traceback" not in capfd.readouterr().err   # a refusal, not a failure nobody expected

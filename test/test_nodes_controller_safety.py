@@ -44,7 +44,8 @@ def test_a_state_published_again_with_its_stamp_is_answered_once(rig):
     _discovered(rig)
     msg = JointState(name=JOINTS, position=Q0.tolist(), velocity=[0.0] * 6)
 
-    now = int(time.time())   # (state_timeout 10 s: these stamps are young enough)
+    now = int(time.time()) - 5   # (state_timeout 10 s: these stamps are young enough, and none
+    #                               is ahead of the node's clock: future_stamp_tolerance)
 
     def send(sec, copies):   # one at a time: the node keeps the newest state only
         msg.header.stamp.sec = sec and now + sec

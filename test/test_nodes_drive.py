@@ -48,7 +48,9 @@ def test_behind_the_simulated_drive_the_controller_holds_and_keeps_the_rate(rig)
                    what="the drive on the simulator's /diagnostics")
     assert values(reports, "arm_simulator")["drive rate violations (total)"] == "0"
     assert sim.drive.violations == 0 and sim.drive.peak_rate <= RATE * (1 + 1e-9)
-    count = len(rig.commands)
+    reference.publish(JointTrajectoryPoint(positions=(Q0 - 0.05).tolist()))   # another step,
+    rig.spin_until(lambda: np.abs(rig.commands[-1]).max() > 3.0, what="a command far from 0")
+    count = len(rig.commands)   # and deactivated in the middle of it
     ctl.trigger_deactivate()   # on_deactivate hold_gravity: 0 behind the drive, reached in steps
     rig.spin_until(lambda: len(rig.commands) > count and np.abs(rig.commands[-1]).max() < 1e-9,
                    what="the deactivation's last step")

@@ -83,9 +83,12 @@ def test_lifecycle_over_the_standard_services(rig, model):
     assert commands_after(rig, lambda: rig.publish_state(q)) == []
     assert transition(rig, Transition.TRANSITION_CONFIGURE)  # and again, from scratch
     assert transition(rig, Transition.TRANSITION_ACTIVATE)
+    rig.publish_state(q)   # a measured state: something to deactivate from (none: nothing sent)
+    rig.next_command()
     count = len(rig.commands)
     assert transition(rig, Transition.TRANSITION_ACTIVE_SHUTDOWN)
     rig.spin_until(lambda: len(rig.commands) > count, what="the command at shutdown")
+    assert not rig.commands[-1].any()   # zero: no rate limit, at once
     assert state_id(rig) == State.PRIMARY_STATE_FINALIZED
 
 

@@ -218,9 +218,9 @@ def test_reference_point_is_followed_in_joints_order(rig, model):
 def test_state_echoes_the_joint_state_stamp_to_the_nanosecond(rig):
     # ~/state is how a listener matches a command to the state it answers: a stamp rebuilt from
     # float seconds (2.4e-7 s resolution at this epoch) would match neither exactly
-    rig.controller(friction=False)
+    rig.controller(friction=False, state_timeout=5.0)
     rig.spin_until(lambda: rig.joint_states.get_subscription_count() > 0, what="discovery")
-    now = int(time.time()) + 1   # stamps of these seconds (an older one would be refused)
+    now = int(time.time()) - 3   # stamps of these seconds: within state_timeout, none ahead
     for sec, nanosec in [(now, 104426244), (now + 1, 999_999_999), (now + 2, 1)]:
         msg = JointState(name=JOINTS, position=Q0.tolist(), velocity=[0.0] * 6)
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec

@@ -117,10 +117,17 @@ def test_two_sigints_are_a_clean_exit(module):
     assert "Traceback" not in out and "Aborted" not in out, out
 
 
-def test_the_active_controller_leaves_its_deactivate_command_on_the_way_out(rig, model):
+@pytest.mark.parametrize("measured", [True, False], ids=["a state", "no state"])
+def test_the_active_controller_leaves_its_deactivate_command_on_the_way_out(rig, model, measured):
+    """With a measured state, its on_deactivate (zero); before any, nothing the drive did not
+    have already (hold_gravity would be g(0), another pose's; zero would drop what it holds)."""
+    from sensor_msgs.msg import JointState
+
+    from conftest import JOINTS, Q0
     commands = []
     rig.probe.create_subscription(Float64MultiArray, "/sigint/commands",
                                   lambda m: commands.append(np.array(m.data)), 10)
+    states = rig.probe.create_publisher(JointState, "/sigint/joint_states", 10)
     proc = start("controller", NODES["controller"][0] + ["-p", "on_deactivate:=zero"])
     try:
         wait_for_line(proc, "commands on")
@@ -130,13 +137,23 @@ def test_the_active_controller_leaves_its_deactivate_command_on_the_way_out(rig,
         # but the controller's writer may match the probe's reader later (1 s missed under the
         # full suite's load about once in ten runs)
         rig.spin_for(3.0)
+        if measured:
+            state = JointState(name=JOINTS, position=Q0.tolist(), velocity=[0.0] * 6)
+            state.header.stamp = rig.probe.get_clock().now().to_msg()
+            states.publish(state)
+            rig.spin_until(lambda: commands, what="the command of the state")
     except AssertionError:
         proc.kill()
         raise
+    count = len(commands)
     out = interrupt_twice(proc)
     assert proc.returncode == 0, out
-    rig.spin_until(lambda: commands, what="the on_deactivate command")
-    assert len(commands) == 1 and not commands[0].any()  # no state ever came: zero, once
+    if measured:
+        rig.spin_until(lambda: len(commands) > count, what="the on_deactivate command")
+        assert len(commands) == count + 1 and not commands[-1].any()  # zero, once
+    else:
+        rig.spin_for(1.0)
+        assert commands == []
 
 
 def test_the_main_loop_keeps_nothing_from_one_second_to_the_next():

@@ -137,6 +137,7 @@ class Run:
     true_current: np.ndarray
     target_current: np.ndarray
     payload: bool
+    external: np.ndarray | None = None   # the pushed run's external joint torque (N m), per state
 
     @property
     def noise(self):
@@ -144,10 +145,11 @@ class Run:
 
 
 def simulate(seconds=20.0, *, motion_seed=1, payload=False, rate=500.0, seed=0, rest=1.0,
-             amplitude=0.25, gains=GAINS):
+             amplitude=0.25, gains=GAINS, push=None):
     """A run: ``rest`` s at START, the Fourier excitation of ``motion_seed`` for ``seconds``,
     ``rest`` s at rest again; published at ``rate`` (500 or 125 Hz) with the stamps, noise and gaps
-    of ``seed``."""
+    of ``seed``. ``push``: (start, end (s of the run), body, force (N, world frame)) applied at the
+    body's centre of mass (MuJoCo's ``xfrc_applied``), its joint torque Jᵀf in ``external``."""
     rng = np.random.default_rng(seed)
     plant = compiled(truth_urdf(), PAYLOAD if payload else None)
     maker = compiled(truth_urdf(), PAYLOAD if payload else None, mass=MAKER_MASS)
@@ -163,7 +165,14 @@ def simulate(seconds=20.0, *, motion_seed=1, payload=False, rate=500.0, seed=0, 
     ticks = len(q_d)
     q, qd = np.empty((ticks, 6)), np.empty((ticks, 6))
     torque, feedforward = np.empty((ticks, 6)), np.empty((ticks, 6))
+    external, jacp = np.zeros((ticks, 6)), np.empty((3, 6))
     for k in range(ticks):
+        data.xfrc_applied[:] = 0.0
+        if push is not None and push[0] <= k * TICK < push[1]:
+            body = plant.body(push[2]).id
+            data.xfrc_applied[body, :3] = push[3]
+            mujoco.mj_jacBodyCom(plant, data, jacp, None, body)   # at this tick's state
+            external[k] = jacp.T @ np.asarray(push[3], dtype=float)
         q[k], qd[k] = data.qpos, data.qvel
         feedforward[k] = _maker_torque(maker, maker_data, q_d[k], qd_d[k], qdd_d[k])
         torque[k] = feedforward[k] + KP * (q_d[k] - q[k]) + KD * (qd_d[k] - qd[k])
@@ -178,7 +187,7 @@ def simulate(seconds=20.0, *, motion_seed=1, payload=False, rate=500.0, seed=0, 
     current = true_current[published] + rng.normal(0.0, NOISE, (len(published), 6))
     return Run(stamps=stamps, tick_time=published * TICK, q=q[published], qd=qd[published],
                current=current, true_current=true_current[published], target_current=target[published],
-               payload=payload)
+               payload=payload, external=external[published])
 
 
 class _Named:

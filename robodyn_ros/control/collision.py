@@ -166,12 +166,13 @@ def effort_floor(model, fraction=FLOOR_FRACTION) -> np.ndarray:
     return np.where(np.isfinite(limit), fraction * limit, 0.0)
 
 
-def thresholds_yaml(thresholds: Thresholds, node: str = NODE) -> str:
-    """The ROS 2 parameter file the controller loads (``--params-file``)."""
+def thresholds_yaml(thresholds: Thresholds, node: str = NODE, extra=None) -> str:
+    """The ROS 2 parameter file the controller loads (``--params-file``); ``extra``: more of the
+    controller's parameters it sets (the drive gains the thresholds were calibrated with)."""
     values = {JOINTS: list(thresholds.joint_names),
               STATIC: [float(x) for x in thresholds.static],
               SLOPE: [float(x) for x in thresholds.per_velocity],
-              GAIN: [float(x) for x in thresholds.gain]}
+              GAIN: [float(x) for x in thresholds.gain], **(extra or {})}
     header = ("# collision thresholds h_i = collision_thresholds[i] + "
               "collision_thresholds_per_velocity[i] |qd_i| (N m, N m s/rad), for the momentum "
               "observer's gain collision_observer_gain (1/s); doc/collisions.md\n")

@@ -22,6 +22,9 @@ import dataclasses
 
 import numpy as np
 
+from ..dynamics.drives import PARAMETERS as DRIVE_PARAMETERS
+from ..dynamics.drives import JointDrives, from_parameters
+from ..identification.efforts import LOADED, PLAUSIBLE
 from ..plumbing.reasons import bounded
 from .collision import CollisionDetector, Thresholds
 from .contact_location import locate
@@ -32,10 +35,11 @@ from .momentum_observer import MomentumObserver
 REACTIONS = ("none", "stop", "float", "reflex")
 FLOATING = ("float", "reflex")
 RELOCATE = 1.5   # the residual's growth (max |r_i| / h_i) at which the contact is located again
+AT_REST = 0.05   # rad/s (m/s): below it on every joint, a measured effort is near g(q)
 # the controller's parameters that make the guard (doc/collisions.md)
 SETTINGS = ("collision_observer_gain", "collision_joints", "collision_thresholds",
             "collision_thresholds_per_velocity", "collision_reaction", "collision_reflex_gain",
-            "collision_reflex_duration", "collision_torque")
+            "collision_reflex_duration", "collision_torque", *DRIVE_PARAMETERS)
 TORQUES = ("command", "measured")
 
 
@@ -51,11 +55,14 @@ class CollisionGuard:
     at detection, and when the isolation moves) the event's ``located`` is the link of the
     contact that explains the residual (``contact_location.contact``) among the isolated link and
     those after it, a shape fixed to a link counted as that link's; ``located_at``: the time of
-    that state."""
+    that state. ``drives``: what each joint's measured effort is (``dynamics.drives.JointDrives``
+    in chain order; None: torques): a measured current is made a torque with its drive gain, and
+    :meth:`residual_in` gives the residual in each joint's unit."""
 
     def __init__(self, model, gain, thresholds: Thresholds | None, links, reaction: str = "stop",
                  reflex_gain: float = 1.0, reflex_duration: float = 0.1, friction: bool = True,
-                 max_gap: float = 0.1, torque: str = "command", shapes=()):
+                 max_gap: float = 0.1, torque: str = "command", shapes=(),
+                 drives: JointDrives | None = None):
         if reaction not in REACTIONS:
             raise ValueError(f"collision_reaction must be one of {list(REACTIONS)}, got {reaction!r}")
         if torque not in TORQUES:
@@ -78,6 +85,10 @@ class CollisionGuard:
         self.residual = self.observer.residual   # updated in place every cycle
         self.event = None
         self.measured = torque == "measured"
+        self.drives = JointDrives.torques_measured(model.joint_names) if drives is None else drives
+        self._gains = np.array(self.drives.gains)   # a measured effort times these: N m (N)
+        self._torques = not self.drives.measures_currents.any()   # every effort a torque already
+        self._torque = np.zeros(model.dof)   # the measured effort as a torque
         self._effort = None          # the state's measured effort (chain order), when measured
         self.unmeasured = 0          # states without a usable effort: the command stood in
         #: None: a contact is located here, in the cycle; else ``locate_later(guard, event, q, r,
@@ -95,8 +106,35 @@ class CollisionGuard:
         """The state's measured effort in chain order, the torque the joints applied over the
         step that ends at it (a driver's effort field); None: none that can be used (the
         command the controller sent stands in, counted in ``unmeasured``)."""
-        self._effort = effort if effort is not None and np.all(np.isfinite(effort)) else None
+        self._effort = None
+        if effort is not None and np.all(np.isfinite(effort)):
+            self._effort = effort if self._torques else np.multiply(effort, self._gains, out=self._torque)
         self.unmeasured += self._effort is None
+
+    def implausible(self, q, qd) -> str | None:
+        """One line when the measured torque, at rest (``qd`` below AT_REST), is not the model's
+        gravity torque where gravity loads a joint (the ratio outside PLAUSIBLE: currents taken
+        for N m, or wrong drive gains), saying what to set; None otherwise, or not measured."""
+        effort = self._effort
+        if not self.measured or effort is None or np.max(np.abs(qd)) > AT_REST:
+            return None
+        g = self.model.gravity_torques(q)
+        loaded = np.flatnonzero(np.abs(g) > LOADED * np.abs(g).max()) if np.abs(g).max() > 0 else []
+        scale = {self.model.joint_names[i]: effort[i] / g[i] for i in loaded}
+        low, high = PLAUSIBLE
+        if all(low <= v <= high for v in scale.values()):
+            return None
+        what = ("check drive_gains (drives_file)" if self.drives.measures_currents.any() else
+                "if they are motor currents (ur_robot_driver's), set drives_file or effort_units and "
+                "drive_gains (N m/A)")
+        return bounded(f"the measured efforts at rest are {', '.join(f'{v:.2g}' for v in scale.values())} "
+                       f"times the model's gravity torque ({', '.join(scale)}): not the joint torques; {what}")
+
+    def residual_in(self) -> np.ndarray:
+        """The residual (chain order) in each joint's measured unit: a current joint's in A (the
+        residual over its drive gain: the current the external torque draws), others' as they
+        are (N m or N)."""
+        return self.residual / self._gains
 
     def observe(self, t: float, q, qd, applied) -> bool:
         """One cycle: the state (q, q̇) at time ``t`` and the torque ``applied`` since the last
@@ -176,7 +214,9 @@ def guard_from_settings(model, order: JointOrder, values, links, friction: bool,
                         max_gap: float, shapes=()) -> CollisionGuard | None:
     """The guard the controller's ``SETTINGS`` ask for (None: no observer). Per-joint values are
     one for every joint or one per joint of ``collision_joints`` (empty: the controller's
-    ``joints``); ValueError naming the parameter."""
+    ``joints``); ValueError naming the parameter (a ModelError naming the drives file)."""
+    drives = from_parameters(order.names, values.get("drives_file") or "",   # checked, observer or not
+                             values.get("effort_units"), values.get("drive_gains"))
     gain = list(values.get("collision_observer_gain") or [])
     static = list(values.get("collision_thresholds") or [])
     if not gain:
@@ -205,4 +245,5 @@ def guard_from_settings(model, order: JointOrder, values, links, friction: bool,
     return CollisionGuard(model, gain, thresholds, links, values.get("collision_reaction", "stop"),
                           float(values.get("collision_reflex_gain", 1.0)),
                           float(values.get("collision_reflex_duration", 0.1)), friction, max_gap,
-                          values.get("collision_torque", "command"), shapes)
+                          values.get("collision_torque", "command"), shapes,
+                          drives.in_order(order.chain))

@@ -94,9 +94,9 @@ def take_serialized_state(message, names, match, q, qd, stamp):
 
 
 #: ``take_ordinary_state``'s clock vector: the time now (s, the loop's clock), the latest stamp
-#: taken since time last went back (s), state_timeout (s); ``ordinary_dt``'s: the last cycle's
-#: time (s; NaN: none since a hold)
-NOW, NEWEST, TIMEOUT, LAST = range(4)
+#: taken since time last went back (s), state_timeout (s), ``ordinary_dt``'s last cycle's time
+#: (s; NaN: none since a hold), and how far ahead of now a stamp may be (s)
+NOW, NEWEST, TIMEOUT, LAST, AHEAD = range(5)
 #: a law's answering call (``ControlLaw``): the state is not the ordinary next one
 DECLINED = -2
 
@@ -106,7 +106,8 @@ def take_ordinary_state(message, names, match, q, qd, stamp, times, knots, origi
                         samples):
     """take_serialized_state, and whether the state is the ordinary next one: stamped after every
     state taken since time last went back (``times[NEWEST]``, which it becomes), so neither
-    answered yet nor older, and at most ``times[TIMEOUT]`` before ``times[NOW]``. Only then is the
+    answered yet nor older, at most ``times[TIMEOUT]`` before ``times[NOW]`` and at most
+    ``times[AHEAD]`` after it. Only then is the
     reference sampled at its stamp into ``samples`` (sample_into of ``knots``, ``origins``,
     ``stacked``) and True returned; else False, with nothing but q, qd and stamp written."""
     # both steps are called, not inlined: compiled for their own Direct calls with these types,
@@ -114,7 +115,8 @@ def take_ordinary_state(message, names, match, q, qd, stamp, times, knots, origi
     if not take_serialized_state(message, names, match, q, qd, stamp):
         return False
     t = stamp[0] + 1e-9 * stamp[1]   # as the loop converts a header stamp, to the bit
-    if not (t > times[NEWEST] and times[NOW] - t <= times[TIMEOUT]):
+    if not (t > times[NEWEST] and times[NOW] - t <= times[TIMEOUT]
+            and t - times[NOW] <= times[AHEAD]):
         return False
     times[NEWEST] = t
     sample_into(knots, origins, stacked, t, samples)

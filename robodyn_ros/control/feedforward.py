@@ -18,6 +18,14 @@ command) to the first point; that state is unknown here. It does not matter for 
 points themselves — at a point's time JTC is on the segment that starts there, and the last point
 is held at rest — so the first point's effort is that of the segment from the first point to the
 second. Before it, JTC interpolates the effort from its last command to the first point's.
+
+The drive (``drive.Drive``): what it adds itself is left out of the efforts, and with a rate limit
+the efforts change no faster than it from the effort in effect when the trajectory starts — the
+trajectory JTC follows until then (the last one forwarded, :meth:`EffortFeedforward.following`)
+at the new one's start, 0 before the first: JTC interpolates efforts linearly between points, so
+a slope within the rate is a change within rate × drive_period in every drive cycle, whatever
+JTC's phase. A point whose effort would change faster gets the effort the rate reaches (the PID
+makes up the difference); the positions are never changed. What JTC's PID adds is its own.
 """
 from __future__ import annotations
 
@@ -25,7 +33,7 @@ import numpy as np
 
 from ..dynamics.friction import FrictionModel
 from ..plumbing.reasons import bounded
-from .drive import DRIVE_FRICTION, DRIVE_GRAVITY
+from .drive import DRIVE_FRICTION, DRIVE_GRAVITY, Drive
 from .joints import JointOrder
 from .trajectory import JointTrajectory, TrajectoryError, limit_violation, point_derivatives
 
@@ -40,16 +48,18 @@ class EffortFeedforward:
     instead of the model's (the model is then ``model.with_friction(friction)``).
     ``position_limit_margin``: a point beyond the URDF's position limits by more than this is
     refused, as the controller refuses it. ``max_points``: larger trajectories are refused
-    before any work is spent on them. ``compensates``: what the drive adds itself (``drive``'s
-    bits), left out of the efforts: g(q) for DRIVE_GRAVITY, the friction for DRIVE_FRICTION.
+    before any work is spent on them. ``drive``: what it adds itself is left out of the efforts
+    (g(q) for DRIVE_GRAVITY, the friction for DRIVE_FRICTION), and its rate limit bounds their
+    change (module docstring).
     """
 
     def __init__(self, model, friction: bool = True, position_limit_margin: float = 0.0,
-                 max_points: int = 10_000, compensates: int = 0):
+                 max_points: int = 10_000, drive: Drive = Drive()):
         if isinstance(friction, FrictionModel):
             model, friction = model.with_friction(friction), True
-        self.model = model
-        self.compensates = int(compensates)
+        self.model, self.drive = model, drive
+        self.compensates = drive.compensates
+        self._profile = None   # (times on the caller's clock, efforts) of the one JTC follows
         # behind a drive that adds its own friction, none here
         self.friction = bool(friction) and not self.compensates & DRIVE_FRICTION
         self.position_limit_margin = float(position_limit_margin)
@@ -63,9 +73,10 @@ class EffortFeedforward:
             raise TrajectoryError(f"{points} points, more than max_trajectory_points "
                                   f"{self.max_points}")
 
-    def efforts(self, trajectory: JointTrajectory) -> np.ndarray:
-        """Efforts (points x joints) in ``trajectory.joint_names`` order; TrajectoryError when
-        the trajectory does not name each joint of the model once (NE needs every joint's state),
+    def efforts(self, trajectory: JointTrajectory, start: float = 0.0) -> np.ndarray:
+        """Efforts (points x joints) in ``trajectory.joint_names`` order, for a trajectory that
+        starts at ``start`` (s, the caller's clock: its stamp, or now); TrajectoryError when the
+        trajectory does not name each joint of the model once (NE needs every joint's state),
         leaves the position limits, or the dynamics give a non-finite effort."""
         self.admit(trajectory.times.size)
         try:
@@ -87,4 +98,34 @@ class EffortFeedforward:
             point = int(np.argwhere(~np.isfinite(tau))[0, 0])
             raise TrajectoryError(f"the effort of point {point} is not finite: "
                                   f"{bounded(tau[point])}")
+        if self.drive.limits_rate:
+            tau = self._within_rate(tau, trajectory.times, start)
         return tau[:, order.index]
+
+    def _within_rate(self, tau, times, start) -> np.ndarray:
+        """``tau`` (points x joints, chain order) changing no faster than the drive's rate from
+        the effort in effect at ``start``, point after point (module docstring)."""
+        limited, rate = np.empty_like(tau), self.drive.rate
+        last, before = self.effort_at(start), 0.0
+        for k, t in enumerate(times):
+            step = rate * (t - before)
+            last = limited[k] = np.clip(tau[k], last - step, last + step)
+            before = t
+        return limited
+
+    def effort_at(self, t: float) -> np.ndarray:
+        """The efforts JTC adds at ``t`` (chain order): the trajectory it follows interpolated
+        linearly, its last point's after its end; 0 before the first trajectory."""
+        if self._profile is None:
+            return np.zeros(self.model.dof)
+        times, efforts = self._profile
+        return np.array([np.interp(t, times, efforts[:, i]) for i in range(self.model.dof)])
+
+    def following(self, trajectory: JointTrajectory, efforts: np.ndarray, start: float) -> None:
+        """JTC follows ``trajectory`` (the message's joint order) from ``start`` with ``efforts``
+        (as :meth:`efforts` gave them): the efforts in effect from then on."""
+        order = JointOrder(self.model.joint_names, trajectory.joint_names)
+        chain = np.empty((len(efforts), self.model.dof))
+        chain[:, order.index] = efforts
+        self._profile = (np.concatenate([[start], start + trajectory.times]),
+                         np.vstack([self.effort_at(start), chain]))

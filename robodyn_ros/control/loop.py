@@ -1,25 +1,15 @@
 """The computed-torque control loop without ROS: what the controller node does between a joint state
 arriving and an effort command leaving, with its safety behaviour.
 
-One :class:`ControlLoop` holds the latest valid state, the reference (a trajectory, a fixed
-reference point or a hold), the control law and the limits. The node (an adapter) turns messages
-into arrays, calls these methods and publishes what they return:
-
-* :meth:`ControlLoop.set_state`, :meth:`~ControlLoop.set_trajectory`,
-  :meth:`~ControlLoop.set_reference`, :meth:`~ControlLoop.hold`: an :class:`Accepted` or a
-  :class:`Rejection` with its reason (the reference is then unchanged). A state stamped more than
-  ``state_timeout`` before it arrives is refused (a stalled publisher's backlog: it would command
-  from the past); one whose time is more than ``state_timeout`` before the last state's (a
-  simulation reset) is taken, and the loop holds the measured position instead of its trajectory,
-  as it does when states come back after going stale;
-* :meth:`~ControlLoop.cycle`: a :class:`Command` — or a :class:`LawFailure` carrying the safe
-  ``on_timeout`` command when the law raised or gave a non-finite or misshapen effort;
-* :meth:`~ControlLoop.answer`: take_state then cycle in one step for the ordinary 1 kHz case,
-  None (nothing changed) for any other;
-* :meth:`~ControlLoop.watchdog`: a :class:`Stale` command while no valid state arrived for
-  ``state_timeout`` (steady time), else None;
-* :meth:`~ControlLoop.prepare` / :meth:`~ControlLoop.apply`: a reconfiguration validated whole,
-  then applied whole.
+:class:`ControlLoop` is the node's façade over one module per part: a state's names, arrays and
+stamp judged (``measurement``), the reference followed (``reference``: a trajectory, a set point,
+a hold), the law's effort to the command (``command_path``, through the drive's command stage,
+``drive``), the commands that stand in for a law's (``safe_commands``), a change of configuration
+validated whole (``configuration``) and /diagnostics' view (``loop_report``). The node turns
+messages into arrays, calls its methods and publishes what they return (``outcomes``): an input
+is :class:`Accepted` or a :class:`Rejection` with its reason, and changes nothing when refused; a
+cycle gives a :class:`Command`, or a :class:`LawFailure` carrying the safe ``on_timeout`` command;
+the watchdog a :class:`Stale` command while no valid state arrived for ``state_timeout``.
 
 Two injected clocks: ``clock`` (s) times the reference — the node's clock, simulated time included;
 ``steady`` (s) judges staleness and the statistics' windows, so a stopped /clock is still noticed.
@@ -27,9 +17,6 @@ Arrays are in chain order inside; efforts leave in the ``joints`` (message) orde
 """
 from __future__ import annotations
 
-import array
-import copy
-import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,138 +24,32 @@ from typing import Any
 
 import numpy as np
 
-from ..plumbing.kernels import FLOAT64, NDARRAY
 from ..plumbing.reasons import CountedEvent, bounded
+from .collision_guard import CollisionGuard
+from .command_path import CommandPath
+from .configuration import LOOP_SETTINGS  # noqa: F401  (the node's)
+from .configuration import KEEP, Reconfiguration, Settings
+from .cycle_steps import (AHEAD, ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW,
+                          TAKE_ORDINARY_STATE, TIMEOUT)
+from .cycle_steps import warm_up as warm_up_cycle_steps
+from .drive import CommandStage, Drive
+from .drive import warm_up as warm_up_drive
 from .joints import JointOrder
-from .collision_guard import SETTINGS as COLLISION_SETTINGS
-from .collision_guard import CollisionGuard, guard_from_settings
 from .law import ControlLaw, load_law, takes_target
 from .laws import GravityCompensation
-from .succession import carry_over, drift
-from .cycle_steps import (ANSWERED_STATE, DECLINED, LAST, NEWEST, NOW, TAKE_ORDINARY_STATE,
-                          TAKE_STATE, TIMEOUT)
-from .drive import DRIVE_GRAVITY, CommandStage, compensation_bits, rate_limited
-from .drive import saturated as saturated_joints
-from .drive import warm_up as warm_up_drive
-from .cycle_timing import CAPACITY
-from .cycle_steps import warm_up as warm_up_cycle_steps
-from .trajectory import JointTrajectory, TrajectoryError, TrajectorySampler, limit_violation
+from .loop_report import LoopReport, _Window  # noqa: F401  (the tests' window)
+from .measurement import Measurement
+from .outcomes import (ERROR, OK, WARN, Accepted, Command, Dropped, LawFailure,  # noqa: F401
+                       Rejection, Stale)
+from .reference import PreparedTrajectory, Reference
+from .safe_commands import ON_TIMEOUT, SafeCommands
+from .succession import carry_over
+from .trajectory import JointTrajectory
 
-OK, WARN, ERROR = 0, 1, 2  # the levels of diagnostic_msgs/DiagnosticStatus
-ON_TIMEOUT = ("hold_gravity", "zero")
 #: answer's ``state_out`` when nobody listens to the controller's state: nothing is written
 UNHEARD = (False, np.empty(0), np.empty(0, np.intp), np.empty(0, np.int32))
-#: Law parameters given per joint (or as a matrix) in `joints` order; laws take chain order.
-PER_JOINT = ("kp", "kd", "ki", "integral_limit", "lambda", "dead_zone", "posture_kp", "posture_kd",
-             "torque_rate_limit")
-#: Settings of the loop itself (the rest of a configuration is the law's).
-DRIVE_SETTINGS = ("drive_compensates", "effort_rate_limit")
-LOOP_SETTINGS = ("control_law", "effort_limits", "on_timeout", *DRIVE_SETTINGS, *COLLISION_SETTINGS)
-#: the loop's settings that are no law's
-OWN = {"effort_limits", "on_timeout", *DRIVE_SETTINGS, *COLLISION_SETTINGS}
-_KEEP = object()   # a Reconfiguration that leaves the collision guard as it is
-
-
-@dataclasses.dataclass(frozen=True)
-class Accepted:
-    """An input was taken; ``note`` is worth an INFO line when not empty."""
-    note: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
-class Rejection:
-    """An input was refused and changed nothing; ``reason`` is bounded."""
-    reason: str
-
-
-@dataclasses.dataclass(frozen=True)
-class Command:
-    """Efforts to publish, in `joints` order."""
-    effort: np.ndarray
-
-
-@dataclasses.dataclass(frozen=True)
-class LawFailure(Command):
-    """The law gave no usable effort: ``effort`` is the on_timeout command instead."""
-    reason: str
-
-
-@dataclasses.dataclass(frozen=True)
-class Stale(Command):
-    """No valid state for state_timeout: ``effort`` is the on_timeout command; ``first`` marks
-    the transition into staleness, ``reason`` says it."""
-    first: bool
-    reason: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
-class Reconfiguration:
-    """A validated change, ready to apply (see :meth:`ControlLoop.prepare`)."""
-    values: Mapping[str, Any]
-    law: ControlLaw | None
-    limit: np.ndarray | None
-    guard: CollisionGuard | None | object = _KEEP
-    rate: np.ndarray | None = None   # effort_rate_limit, chain order
-
-
-@dataclasses.dataclass(frozen=True)
-class PreparedTrajectory:
-    """A trajectory checked and its reference built (:meth:`ControlLoop.prepare_trajectory`),
-    from the reference whose pieces were ``base``."""
-    trajectory: JointTrajectory
-    sampler: TrajectorySampler
-    base: tuple
-    span: tuple[float, float]
-
-
-class _Window:
-    """One statistics window: each cycle's compute and cycle times (s) and the latency from a
-    stamped state to its command (s; NaN for an unstamped one), kept in ring buffers as
-    CycleTiming keeps its own: a cycle stores three numbers, the means and peaks are computed at
-    report time, over the last ``CAPACITY`` cycles of a longer window."""
-
-    def __init__(self, start: float):
-        self._mask = CAPACITY - 1
-        self._compute, self._cycle, self._latency = (array.array("d", bytes(8 * CAPACITY))
-                                                     for _ in range(3))
-        self.restart(start)
-
-    def restart(self, start: float) -> None:
-        self.start, self.cycles = start, 0
-
-    def add(self, compute: float, cycle: float, latency: float) -> None:
-        i = self.cycles & self._mask
-        self._compute[i], self._cycle[i], self._latency[i] = compute, cycle, latency
-        self.cycles += 1
-
-    def summary(self) -> dict[str, float]:
-        """The means and peaks, in the units a person reads."""
-        kept = min(self.cycles, self._mask + 1)
-        values = {}
-        for label, column, scale in (("compute time (us)", self._compute, 1e6),
-                                     ("cycle time (us)", self._cycle, 1e6),
-                                     ("latency state stamp to command (ms)", self._latency, 1e3)):
-            v = np.frombuffer(column, count=kept)
-            v = v[~np.isnan(v)]
-            values[f"{label} mean"] = float(v.mean()) * scale if v.size else 0.0
-            values[f"{label} max"] = float(v.max()) * scale if v.size else 0.0
-        return values
-
-
-def _vector(values) -> np.ndarray:
-    """``values`` as a float64 array (itself when it is one: a message's, read from its bytes)."""
-    if values.__class__ is NDARRAY and values.dtype is FLOAT64:
-        return values
-    return np.asarray(values, dtype=np.float64)
-
-
-def _count(values: np.ndarray) -> str:
-    return str(values.size) if values.ndim == 1 else f"{values.size} (shape {values.shape})"
-
-
-def _law_value(value):
-    """A one-element list is one number for every joint."""
-    return value[0] if isinstance(value, list) and len(value) == 1 else value
+FUTURE_STAMP_TOLERANCE = 0.05   # s: future_stamp_tolerance's default
+DROPPED = Dropped("joint state older than the newest taken: dropped")
 
 
 class ControlLoop:
@@ -184,33 +65,39 @@ class ControlLoop:
                  log: Callable[[str], None] = lambda line: None,
                  law_class: Callable[[str], type[ControlLaw]] = load_law,
                  max_trajectory_points: int = 10_000, position_limit_margin: float = 0.0,
-                 links=None, effort_out: np.ndarray | None = None, shapes=()):
+                 links=None, effort_out: np.ndarray | None = None, shapes=(),
+                 drive_holds: np.ndarray | None = None,
+                 future_stamp_tolerance: float = FUTURE_STAMP_TOLERANCE):
         self.model, self.order = model, order
-        self._links = tuple(links) if links else tuple(model.joint_names)  # each joint moves
-        self._shapes = tuple(shapes)   # the links' collision shapes (contact_location)
+        links = tuple(links) if links else tuple(model.joint_names)  # each joint moves
         self.guard: CollisionGuard | None = None
         self.state_timeout = float(state_timeout)
-        self.max_trajectory_points = int(max_trajectory_points)
-        # a reference beyond the URDF's position limits by more than the margin is refused
-        # (continuous joints have none)
-        self._margin = position_limit_margin
-        self._clock, self._steady, self._law_class, self._log = clock, steady, law_class, log
+        self._clock, self._steady, self._log = clock, steady, log
         n = model.dof
+        self._settings = Settings(model, order, law_class, links, tuple(shapes), self.state_timeout)
+        self._measurement = Measurement(model, order, self.state_timeout,
+                                        float(future_stamp_tolerance))
+        self._ref = Reference(model, order, clock, max_trajectory_points, position_limit_margin)
         # the efforts each cycle writes: a serialized command's values copy nothing to publish;
-        # they hold the last command sent (the rate limit's previous one): none yet, 0
+        # they hold the last command sent, the one the drive holds (the rate limit's previous
+        # one): ``drive_holds`` (joints order: a controller configured again), else none yet, 0
         self._effort = np.empty(n) if effort_out is None else effort_out
-        self._effort[:] = 0.0
-        self._law_effort = np.empty(n)   # the short path's own, while the stage does more
-        self._stage = CommandStage(model, order.index, self._effort,
-                                   compensation_bits(config.get("drive_compensates") or []))
+        self._effort[:] = 0.0 if drive_holds is None else drive_holds
+        # answer's clocks (cycle_steps.take_ordinary_state, ordinary_dt): now, the newest time
+        # taken (0: none), state_timeout, the last cycle's, how far ahead a stamp may be
+        self._times = np.zeros(5)
+        self._times[TIMEOUT], self._times[AHEAD] = self.state_timeout, future_stamp_tolerance
+        self._stage = CommandStage(model, order.index, self._effort, Drive(), self._drive_time)
+        self._path = CommandPath(model, order, self._stage, log, steady)
+        self.saturations, self.rate_limits = self._path.saturations, self._path.rate_limits
+        self._safe = SafeCommands(model, self._stage, lambda: self.rate_limits(""))
         self.config: dict[str, Any] = {}
         self._law = None
         self.apply(self.prepare({"effort_limits": [], "on_timeout": ON_TIMEOUT[0],
+                                 "drive_compensates": [], "drive_period": Drive.period,
                                  "effort_rate_limit": [], **config}))
         self._gravity = GravityCompensation(model, {"friction": False})
         self.rejected = CountedEvent("input rejected", log, steady)
-        self.saturations = CountedEvent("effort saturated at the limit", log, steady)
-        self.rate_limits = CountedEvent("effort rate-limited (effort_rate_limit)", log, steady)
         self.law_failures = 0
         self.enabled = True
         self.stale = False
@@ -218,16 +105,9 @@ class ControlLoop:
         self.q, self.qd = np.zeros(n), np.zeros(n)
         self.stamp = 0.0  # its header stamp in seconds; 0 for an unstamped state
         self._latest: float | None = None  # its time (the stamp, else the clock at arrival)
-        # answer's clocks (cycle_steps.take_ordinary_state, ordinary_dt): now, the newest time
-        # taken (0: none), the last cycle's
-        self._times = np.zeros(4)
-        self._times[TIMEOUT] = self.state_timeout
         self.received: float | None = None  # steady time of the last valid state
-        # the last cycle's (q_d, q̇_d, q̈_d); a trajectory's is sampled into the rows of _samples,
-        # which the next cycle overwrites
+        # the last cycle's (q_d, q̇_d, q̈_d): the reference's samples, or its set point
         self.reference: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._samples = np.empty((3, n))
-        self._sampled = tuple(self._samples)
         # called whenever a joint reference takes over from a task-space law's Cartesian target
         self.on_joint_reference: Callable[[], None] = lambda: None
         # called with the CollisionEvent in the cycle that detects a collision
@@ -236,52 +116,46 @@ class ControlLoop:
         self.collisions = 0
         self._applied = np.zeros(n)  # the torque the last cycle commanded (chain order)
         self.time = 0.0  # the last cycle's time on the reference clock
-        self._sampler: TrajectorySampler | None = None
-        #: (start, end) of the trajectory being followed on the reference clock; None when holding
-        self.trajectory_span: tuple[float, float] | None = None
-        self._setpoint = None  # (q, qd, qdd) from set_reference, used as is
-        self._names: list[str] | None = None  # the last state's names and their match
-        self._match: np.ndarray | Rejection = Rejection("no joint state yet")
         self._last_t: float | None = None
-        self._timeout_effort = np.zeros(n)
         self._command = Command(self._effort)
-        self._bind_law()
+        self._path.bind(self._law)
         warm_up_cycle_steps()  # compiled at setup: loaded now, not in the first cycle
         warm_up_drive()
-        self._window = _Window(steady())
-        self._reported = (0, 0, 0, 0)  # saturations, rejections, law failures, rate limits
+        self._report = LoopReport(steady, self._measurement)
+        self._window = self._report.window
+
+    def _drive_time(self) -> float:
+        """The command stage's time (the drive's cycles are on it): the clock, or the newest
+        state's time where the clock lags it. A command answering a state is sent no earlier than
+        that state: a simulated clock read on the cycle's thread lags the states it answers while
+        the executor's thread has not yet taken their /clock in, and on the lagging clock a ramp's
+        step went out a drive cycle early, beside the cycle's command (two steps in one cycle)."""
+        clock, newest = self._clock(), self._times[NEWEST]
+        return newest if newest > clock else clock
 
     # ------------------------------------------------------------------ configuration
     @property
     def law(self) -> ControlLaw:
         return self._law
 
+    @property
+    def max_trajectory_points(self) -> int:
+        return self._ref.max_points
+
+    @property
+    def trajectory_span(self) -> tuple[float, float] | None:
+        """(start, end) of the trajectory being followed on the reference clock; None when
+        holding."""
+        return self._ref.span
+
+    @property
+    def _sampler(self):
+        return self._ref.sampler
+
     def prepare(self, changes: Mapping[str, Any]) -> Reconfiguration:
         """Validate ``changes`` against the current configuration, all of them before any is
         applied: ValueError with the reason, or a :class:`Reconfiguration` for :meth:`apply`."""
-        values = {**self.config, **changes}
-        law = limit = None
-        if "on_timeout" in changes and changes["on_timeout"] not in ON_TIMEOUT:
-            raise ValueError(f"on_timeout must be one of {list(ON_TIMEOUT)}, "
-                             f"got {bounded(repr(changes['on_timeout']))}")
-        if "effort_limits" in changes:
-            limit = self._effort_limits(changes["effort_limits"])
-        rate = self._rate_limits(changes["effort_rate_limit"]) if "effort_rate_limit" in changes \
-            else None
-        if "drive_compensates" in changes:
-            compensation_bits(changes["drive_compensates"] or [])   # ValueError naming the option
-        if changes.keys() - OWN:
-            law = self._make_law(values)
-        guard = _KEEP
-        friction = bool((law or self._law).params.get("friction", True))
-        if changes.keys() & set(COLLISION_SETTINGS) or (
-                law is not None and friction != bool(self._law and self._law.params.get("friction", True))):
-            if self.guard is not None and self.guard.event is not None:
-                raise ValueError("a collision stands: reset it (reset_collision) before changing "
-                                 "the collision settings")
-            guard = guard_from_settings(self.model, self.order, values, self._links, friction,
-                                        self.state_timeout, self._shapes)
-        return Reconfiguration(values, law, limit, guard, rate)
+        return self._settings.prepare(self.config, self._law, self.guard, changes)
 
     def apply(self, change: Reconfiguration) -> None:
         self.config = dict(change.values)
@@ -290,83 +164,16 @@ class ControlLoop:
                 carry_over(self._law, change.law)
             self._law = change.law
         if change.limit is not None:
-            self._limit = change.limit
-        if change.rate is not None:
-            self._stage.rate = change.rate
-        if change.guard is not _KEEP:
+            self._path.limit = change.limit
+        if change.drive is not None:
+            self._stage.drive = change.drive
+        if change.guard is not KEEP:
             self.guard = change.guard
-        if self.guard is not None and (change.law is not None or change.guard is not _KEEP):
+        if self.guard is not None and (change.law is not None or change.guard is not KEEP):
             self.guard.follow(self._law)  # an adaptive law's estimates are the observer's model
         if hasattr(self, "q"):  # not during construction: no state to hold yet
-            self._set_timeout_effort()
-            self._bind_law()
-
-    def _bind_law(self) -> None:
-        """The law's short and ordinary paths bound to the effort limits and the command, those
-        it has. Unless the stage only saturates, the short path writes a buffer of its own (the
-        command holds the last one sent, which the stage limits the next one's change from),
-        and the ordinary path, which has no stage, is not taken."""
-        law, plain = self._law, self._stage.plain
-        bound = (self._limit, self.order.index, self._effort if plain else self._law_effort)
-        self._short = None if law.saturating is None else law.saturating(*bound)
-        self._ordinary = None if law.answering is None or not plain else law.answering(*bound)
-
-    def _make_law(self, values) -> ControlLaw:
-        name = values["control_law"]
-        cls = self._law_class(name)  # UnknownLawError (a ValueError) lists the available ones
-        try:
-            # a parameter nobody set is None: the law's own default then applies
-            return cls(self.model, {k: self._chain_order(k, _law_value(values[k]))
-                                    for k in cls.parameters if values.get(k) is not None})
-        except ValueError:
-            raise
-        except Exception as exc:  # a plugin's own failure must not take the node down
-            raise ValueError(f"control law '{name}' failed to configure: {exc!r}") from exc
-
-    def _chain_order(self, name, value):
-        """A per-joint gain (n values) or matrix gain (n*n row-major) given in `joints` order, in
-        the chain order the law works in; anything else (one number, a wrong size the law will
-        refuse, a plugin's own parameter) as given."""
-        if name not in PER_JOINT or not isinstance(value, list):
-            return value
-        n = self.model.dof
-        try:
-            v = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            return value
-        if v.shape == (n,):
-            return self.order.to_chain(v).tolist()
-        if v.shape == (n * n,) and n > 1:
-            return self.order.matrix_to_chain(v.reshape(n, n)).ravel().tolist()
-        return value
-
-    def _effort_limits(self, limits) -> np.ndarray:
-        if limits is None or len(limits) == 0:
-            return self.model.effort_limit.copy()
-        try:
-            v = np.asarray(limits, dtype=float)
-        except (TypeError, ValueError):
-            v = None
-        if v is None or v.shape != (self.model.dof,) or np.any(np.isnan(v)) or np.any(v <= 0):
-            raise ValueError(f"effort_limits must be {self.model.dof} positive values in joints "
-                             f"order {bounded(self.order.names)} (or empty for the URDF's), "
-                             f"got {bounded(repr(list(limits)))}")
-        return self.order.to_chain(v)
-
-    def _rate_limits(self, rates) -> np.ndarray:
-        """effort_rate_limit (joints order; one value: every joint; empty: none) in chain order."""
-        n = self.model.dof
-        try:
-            v = np.asarray(rates if len(rates) != 1 else list(rates) * n, dtype=float)
-        except (TypeError, ValueError):
-            v = None
-        if v is not None and v.size == 0:
-            return np.full(n, np.inf)
-        if v is None or v.shape != (n,) or np.any(np.isnan(v)) or np.any(v <= 0):
-            raise ValueError(f"effort_rate_limit must be one value or {n} positive values (N m/s "
-                             f"or N/s) in joints order {bounded(self.order.names)} (or empty for "
-                             f"none), got {bounded(repr(list(rates)))}")
-        return self.order.to_chain(v)
+            self._safe.begin(self.config["on_timeout"], self.q)
+            self._path.bind(self._law)
 
     # ------------------------------------------------------------------ inputs
     def set_state(self, names: Sequence[str], position, velocity,
@@ -374,39 +181,17 @@ class ControlLoop:
         """A measured joint state: names as the message gives them, position and velocity per
         name, its header stamp in seconds (0: unstamped), and the effort per name if the driver
         measures it (read only when the collision guard takes the measured torque)."""
-        if names != self._names:
-            self._names = list(names)
-            try:
-                self._match = self.order.find_in(self._names)
-            except ValueError as exc:
-                self._match = Rejection(str(exc))
-        match = self._match
-        if isinstance(match, Rejection):
-            return self.reject(match.reason)
-        n = len(names)
-        position, velocity = _vector(position), _vector(velocity)
-        if position.shape != (n,) or velocity.shape != (n,):  # TAKE_STATE reads by match
-            return self.reject(
-                f"joint state has {n} names, {_count(position)} positions and "
-                f"{_count(velocity)} velocities (the controller needs a position and a velocity "
-                "per name)")
-        q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: readers may keep them
-        if not TAKE_STATE.call(position, velocity, match, q, qd):
-            return self.reject(f"joint state has NaN or inf: position {bounded(q)}, "
-                                f"velocity {bounded(qd)}")
-        if self.takes_effort:
-            effort = None if effort is None else _vector(effort)
-            effort = effort[match] if effort is not None and effort.shape == (n,) else None
-        return self.take_state(q, qd, stamp, effort)
+        read = self._measurement.read(names, position, velocity, effort, self.takes_effort)
+        if isinstance(read, str):
+            return self.reject(read)
+        return self.take_state(*read[:2], stamp, read[2])
 
     def match_of(self, names: Sequence[str]) -> np.ndarray | None:
         """Where the chain's joints are among ``names`` (an index vector), to take a state of
         these names from its positions and velocities alone (:meth:`take_state`): when the last
         state given to set_state had these names and they named them all, and no state's effort
         is taken (:attr:`takes_effort`). Else None: set_state it."""
-        if names != self._names or isinstance(self._match, Rejection) or self.takes_effort:
-            return None
-        return self._match
+        return self._measurement.match_of(names, self.takes_effort)
 
     @property
     def takes_effort(self) -> bool:
@@ -419,21 +204,21 @@ class ControlLoop:
         adapter's that read it from the message's bytes at :meth:`match_of`): ``q`` and ``qd`` are
         kept, not copied; ``effort`` in chain order when :attr:`takes_effort`, else None."""
         now = self._clock()
-        if stamp and now - stamp > self.state_timeout:   # a stalled publisher's backlog
-            return self.reject(f"joint state stamped {now - stamp:.3g} s before it arrived, more "
-                               f"than state_timeout {self.state_timeout:g} s: not used (its "
-                               "publisher stalled, or its clock is not this node's)")
+        refusal = self._measurement.refusal(stamp, now)
+        if refusal:
+            return self.reject(refusal)
         t, before = stamp or now, self._latest
         back = before is not None and t < before - self.state_timeout
         times = self._times   # answer's: the newest time since time went back
+        if stamp and not back and t < times[NEWEST]:   # late: a newer one was taken already
+            self._measurement.dropped += 1
+            return DROPPED
         times[NEWEST] = t if back else max(times[NEWEST], t)
         self.q, self.qd, self.stamp, self._latest = q, qd, stamp, t
         self.received = self._steady()
         if self.takes_effort:
             self.guard.measure(effort)
-        if self._sampler is None:  # hold the position it started in
-            self._sampler = TrajectorySampler(self.model.joint_names, q, now,
-                                              max_pieces=self.max_trajectory_points + 2)
+        self._ref.start(q, now)  # hold the position it started in
         if self.stale or back:
             # the reference moved on while nothing was controlled (or its times are the old
             # clock's: a simulation reset) and the arm may have moved: resume by holding where
@@ -449,34 +234,17 @@ class ControlLoop:
     def admit_trajectory(self, joints: int, points: int) -> Rejection | None:
         """Refuse a trajectory by its numbers of joint names and points before any work is
         spent on it."""
-        if joints > self.model.dof:
-            return self.reject(f"trajectory: {joints} joint names, more than the {self.model.dof} "
-                               f"joints {bounded(self.order.names)}")
-        if points > self.max_trajectory_points:
-            return self.reject(f"trajectory: {points} points, more than max_trajectory_points "
-                               f"{self.max_trajectory_points}")
-        return None
+        reason = self._ref.admit(joints, points)
+        return self.reject(reason) if reason else None
 
     def check_trajectory(self, trajectory: JointTrajectory, start: float | None = None) -> str:
         """Why ``trajectory`` cannot be followed (its joints, size, the position limits, an end
         in the past), or '' — without counting it or changing anything (a goal's validation)."""
-        if self._sampler is None:
+        if self._ref.sampler is None:
             return "trajectory received before the first valid joint state"
         if self.collided:
-            return self._collided_reason()
-        if trajectory.times.size > self.max_trajectory_points:
-            return (f"trajectory: {trajectory.times.size} points, more than "
-                    f"max_trajectory_points {self.max_trajectory_points}")
-        try:
-            outside = self._outside_limits(trajectory.reordered(self.model.joint_names).positions)
-        except TrajectoryError as exc:
-            return f"trajectory: {exc}"
-        if outside:
-            return f"trajectory: {outside}"
-        end, now = (start or self._clock()) + float(trajectory.times[-1]), self._clock()
-        if end < now:
-            return f"trajectory: it ends in the past ({end:.6f} s, now {now:.6f} s)"
-        return ""
+            return self.collided_reason()
+        return self._ref.check(trajectory, start)
 
     def set_trajectory(self, trajectory: JointTrajectory,
                        start: float | None = None) -> Accepted | Rejection:
@@ -492,17 +260,8 @@ class ControlLoop:
         """set_trajectory's work, which changes nothing: the checks and the reference's new
         segments (a 10,000-point trajectory: 30-100 ms), so that a caller sharing the loop with
         the cycle's thread takes it under the lock in microseconds (:meth:`take_trajectory`)."""
-        reason = self.check_trajectory(trajectory, start)
-        if reason:
-            return self.reject(reason)
-        now, sampler = self._clock(), copy.copy(self._sampler)   # _set_pieces replaces, never edits
-        try:
-            sampler.set_trajectory(trajectory.reordered(self.model.joint_names), now, start or None)
-        except TrajectoryError as exc:
-            return self.reject(f"trajectory: {exc}")
-        begin = start or now
-        return PreparedTrajectory(trajectory, sampler, self._sampler.pieces,
-                                  (begin, begin + float(trajectory.times[-1])))
+        prepared = self.check_trajectory(trajectory, start) or self._ref.prepare(trajectory, start)
+        return self.reject(prepared) if isinstance(prepared, str) else prepared
 
     def take_trajectory(self, prepared: PreparedTrajectory | Rejection
                         ) -> Accepted | Rejection | None:
@@ -511,47 +270,25 @@ class ControlLoop:
         if isinstance(prepared, Rejection):
             return prepared
         if self.collided:
-            return self.reject(self._collided_reason())
-        if self._sampler.pieces is not prepared.base:
+            return self.reject(self.collided_reason())
+        if not self._ref.take(prepared):
             return None
-        self._sampler, self.trajectory_span = prepared.sampler, prepared.span
-        self._setpoint = None
         self._joint_reference_takes_over()
         return Accepted(f"trajectory of {prepared.trajectory.times.size} point(s) accepted, "
-                        f"reference ends at t = {self._sampler.end_time:.3f} s")
+                        f"reference ends at t = {self._ref.sampler.end_time:.3f} s")
 
     def set_reference(self, positions, velocities=(), accelerations=()) -> Accepted | Rejection:
         """One reference point in `joints` order, used as is until replaced (empty velocities
         and accelerations: zero)."""
-        if self._sampler is None:
+        if self._ref.sampler is None:
             return self.reject("reference received before the first valid joint state")
         if self.collided:
-            return self.reject(self._collided_reason())
-        n = self.model.dof
-        parts = []
-        for field, values in (("positions", positions), ("velocities", velocities),
-                              ("accelerations", accelerations)):
-            values = np.asarray(values, dtype=float)
-            if values.size == 0 and field != "positions":
-                values = np.zeros(n)
-            if values.shape != (n,) or not np.all(np.isfinite(values)):
-                return self.reject(f"reference {field} must be {n} finite values in joints "
-                                    f"order {bounded(self.order.names)}, got "
-                                    f"{bounded(values.ravel())}")
-            parts.append(self.order.to_chain(values))
-        outside = self._outside_limits(parts[0][None])
-        if outside:
-            return self.reject(f"reference: {outside}")
-        self._setpoint = tuple(parts)
-        self._sampler.hold(parts[0], self._clock())  # a later trajectory splices from here
-        self.trajectory_span = None
+            return self.reject(self.collided_reason())
+        reason = self._ref.set_point(positions, velocities, accelerations)
+        if reason:
+            return self.reject(reason)
         self._joint_reference_takes_over()
         return Accepted()
-
-    def _outside_limits(self, positions: np.ndarray) -> str:
-        """Why positions (points x joints, chain order) leave the position limits, or ''."""
-        return limit_violation(positions, self.model.joint_names, self.model.lower,
-                               self.model.upper, self._margin)
 
     def enable(self, on: bool) -> str:
         """Track the reference (on) or compensate gravity only (off); the answer to give."""
@@ -572,9 +309,7 @@ class ControlLoop:
         return Accepted(f"holding {np.round(self.order.from_chain(self.q), 6).tolist()}")
 
     def _hold_measured(self) -> None:
-        self._setpoint = None
-        self.trajectory_span = None
-        self._sampler.hold(self.q, self._clock())
+        self._ref.hold(self.q)
         self._law.reset()
         self._last_t = None
         self._joint_reference_takes_over()
@@ -604,7 +339,7 @@ class ControlLoop:
         # does not shift it against the measurement
         t = self.time = self.stamp or self._clock()
         dt = self._time_step(t)
-        self.reference = self._reference_at(t)
+        self.reference = self._ref.at(t)
         law = self._law if self.enabled else self._gravity
         if self.guard is not None:
             law = self._observed(t, law)
@@ -625,26 +360,27 @@ class ControlLoop:
         crossing around the law costs microseconds there), else the state taken and the
         reference sampled in one (``cycle_steps.take_ordinary_state``). Returns None, having
         changed nothing, in any other case: take_state and cycle handle it then."""
-        guard, match, times = self.guard, self.match_of(names), self._times
-        if self.stale or not self.enabled or self._setpoint is not None or self._sampler is None \
+        guard, match, times, ref = self.guard, self.match_of(names), self._times, self._ref
+        if self.stale or not self.enabled or ref.setpoint is not None or ref.sampler is None \
                 or match is None:
             return None
         times[NOW] = self._clock()
         q, qd = np.empty(self.model.dof), np.empty(self.model.dof)  # new: readers may keep them
-        if guard is None and self._ordinary is not None:
+        if guard is None and self._path.ordinary is not None:
             return self._answer_at_once(message, names_bytes, match, q, qd, stamp, state_out)
         if not TAKE_ORDINARY_STATE.call(message, names_bytes, match, q, qd, stamp, times,
-                                        *self._sampler.pieces, self._samples):
+                                        *ref.sampler.pieces, ref.samples):
             return None
         t = times[NEWEST]
         self.q, self.qd, self.stamp, self._latest, self.time = q, qd, t, t, t
         self.received = self._steady()
+        self._measurement.offset(t - times[NOW])
         start, dt = time.perf_counter(), self._time_step(t)
-        self.reference = self._sampled
+        self.reference = ref.sampled
         law = self._law if guard is None else self._observed(t, self._law)   # may hold: resampled
         result = self._command_by(law, self.reference, dt, start)
         if result.__class__ is Command:
-            ANSWERED_STATE.call(*state_out, stamp, self._samples, q, qd, self._effort,
+            ANSWERED_STATE.call(*state_out, stamp, ref.samples, q, qd, self._effort,
                                 self.order.index)
         return result
 
@@ -659,20 +395,21 @@ class ControlLoop:
         """answer by the law's ordinary path: the state taken, the reference sampled, the law's
         step and the state written in one compiled call (``ControlLaw``), and as little Python
         around it as the cycle's record needs (its compute time is the whole call's)."""
-        times, last = self._times, self._last_t
+        times, last, ref = self._times, self._last_t, self._ref
         times[LAST] = math.nan if last is None else last
         start = time.perf_counter()
-        clamped = self._ordinary(message, names_bytes, match, q, qd, stamp, times,
-                                 *self._sampler.pieces, self._samples, *state_out)
+        clamped = self._path.ordinary(message, names_bytes, match, q, qd, stamp, times,
+                                      *ref.sampler.pieces, ref.samples, *state_out)
         if clamped == DECLINED:
             return None
         t = times[NEWEST]
         self.q, self.qd, self.stamp, self._latest, self.time, self._last_t = q, qd, t, t, t, t
         self.received = self._steady()
-        self.reference = self._sampled
-        self._stage.sent_at = t
+        self._measurement.offset(t - times[NOW])
+        self.reference = ref.sampled
+        self._stage.pending = False   # a plain stage's: no ramp
         if clamped:
-            bad = self._judged(clamped, self._law.torque)
+            bad = self._path.judged(clamped, self._law.torque)
             if bad:
                 return self._finished(self._law, bad, start)
         elapsed = time.perf_counter() - start
@@ -686,7 +423,7 @@ class ControlLoop:
         guard = self.guard
         if guard.observe(t, self.q, self.qd, self._applied):
             self._collision()
-            self.reference = self._reference_at(t)
+            self.reference = self._ref.at(t)
         elif guard.moved:
             self.on_isolation(guard.event)
         return guard if guard.reacting else law
@@ -694,7 +431,9 @@ class ControlLoop:
     def _command_by(self, law, reference, dt: float, start: float) -> Command:
         """The command of the cycle begun at ``start``: the law's, saturated, or the safe one; the
         observer's torque for the next cycle kept, the cycle's statistics added."""
-        return self._finished(law, self._run_law(law, reference, dt), start)
+        short = law is self._law and self._path.short is not None and reference is self._ref.sampled
+        bad = self._path.run(law, short, self.q, self.qd, reference, self._ref.samples, dt)
+        return self._finished(law, bad, start)
 
     def _finished(self, law, bad: str, start: float) -> Command:
         """_command_by after the law ran: ``bad`` says how it failed ('' when it did not)."""
@@ -703,47 +442,10 @@ class ControlLoop:
         if self.guard is not None:   # the torque the observer integrates at the next cycle:
             self._applied[self.order.index] = self._effort   # the command and what the drive adds
             if self._stage.compensates:
-                self._applied += self._stage.adds(self.q, self.qd)
+                self._applied += self._stage.adds(self.q)
         self._window.add(computed - start, time.perf_counter() - start,
                          self._clock() - self.stamp if self.stamp else math.nan)
         return result
-
-    def _run_law(self, law, reference, dt: float) -> str:
-        """The law's effort at ``reference``, saturated into the command (a saturation
-        counted); why it gave none, or ''."""
-        try:
-            if law is self._law and self._short is not None and reference is self._sampled:
-                clamped = self._short(self.q, self.qd, self._samples, dt)
-                tau = law.torque
-                if self._stage.plain:
-                    self._stage.sent_at = self.time
-                elif clamped >= 0:   # the law's torque through the whole stage
-                    clamped = self._stage.send(self.q, self.qd, tau, self._limit, self.time)
-            else:
-                tau = law.compute(self.q, self.qd, *reference, dt)
-                bad = self._unusable(tau)
-                if bad:
-                    return bad
-                if tau.dtype is not FLOAT64:  # a law may compute in another type
-                    tau = tau.astype(np.float64)
-                # checked for NaN and inf, what the drive adds taken off, saturated, rate-limited
-                # and put into joints order in one call
-                clamped = self._stage.send(self.q, self.qd, tau, self._limit, self.time)
-        except Exception as exc:  # a plugin's bug must not end the node  # noqa: BLE001
-            return f"raised {exc!r}"
-        return self._judged(clamped, tau)
-
-    def _judged(self, clamped: int, tau: np.ndarray) -> str:
-        """After the command stage on ``tau`` gave ``clamped`` (-1: NaN or inf in it; else
-        ``drive.drive_command_into``'s count of saturated and rate-limited joints): why it is no
-        command, or '' (a saturation and a rate limit counted)."""
-        if clamped < 0:
-            return f"returned NaN or inf {bounded(tau)}"
-        if saturated_joints(clamped):
-            self._count_saturation()
-        if rate_limited(clamped):
-            self.rate_limits("")
-        return ""
 
     def _failure(self, law, bad: str) -> LawFailure:
         """The safe command in place of the law's, which failed: ``bad`` says how."""
@@ -751,34 +453,11 @@ class ControlLoop:
         reason = bounded(f"control law {type(law).__name__} {bad}: published "
                          f"{self.config['on_timeout']}")
         self.rejected(reason)
-        self._set_timeout_effort()
-        self._send_safe(self.time)
+        self._safe.begin(self.config["on_timeout"], self.q)
+        self._safe.send(self.q, self._path.limit)
         return LawFailure(self._effort, reason)
 
-    def _reference_at(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The reference point set, or the trajectory's at ``t`` in the rows of _samples."""
-        if self._setpoint is not None:
-            return self._setpoint
-        self._sampler.sample_into(t, self._samples)
-        return self._sampled
-
-    def _unusable(self, tau) -> str:
-        """Why the law's result is no effort vector of this arm ('' when it is; NaN and inf are
-        found by the command stage)."""
-        if not isinstance(tau, np.ndarray):
-            return f"returned a {type(tau).__name__}, not a numpy array"
-        if tau.shape != (self.model.dof,):
-            return f"returned shape {tau.shape} instead of {(self.model.dof,)}"
-        return ""
-
-    def _count_saturation(self) -> None:
-        """Counted each cycle; which joints, only for the line logged (every cycle while the
-        arm pushes on something: the text cost some 25 µs a cycle in the running node)."""
-        def which() -> str:
-            over = np.flatnonzero(np.abs(self._effort) >= self.order.from_chain(self._limit))
-            return f"joints {bounded([self.order.names[i] for i in over])}"
-        self.saturations(which)
-
+    # ------------------------------------------------------------------ safe commands
     def watchdog(self) -> Stale | None:
         """The safe command while the state is stale (no valid one for state_timeout), else
         None. Call it often: the command starts at most one call period late."""
@@ -787,8 +466,8 @@ class ControlLoop:
         first = not self.stale
         if first:
             self.stale = True
-            self._set_timeout_effort()
-        self._send_safe(self._clock())
+            self._safe.begin(self.config["on_timeout"], self.q)
+        self._safe.send(self.q, self._path.limit)
         return Stale(self._effort.copy(), first, f"no valid joint state for {self.state_timeout} s: "
                      f"publishing {self.config['on_timeout']}")
 
@@ -799,45 +478,45 @@ class ControlLoop:
             return None
         return self.received + self.state_timeout - self._steady()
 
-    def _set_timeout_effort(self) -> None:
-        self._timeout_effort = self._safe_effort(self.config["on_timeout"])
-
-    def _safe_effort(self, kind: str) -> np.ndarray:
-        """A safe command's joint torque (chain order): hold_gravity = g(q) at the last valid
-        state, zero = no effort."""
-        if kind == "hold_gravity":
-            return self.model.gravity_torques(self.q)
-        return np.zeros(self.model.dof)
-
-    def _send_safe(self, t: float, kind: str | None = None) -> int:
-        """The ``kind`` safe command (the timeout's: ``_timeout_effort``) through the command
-        stage into the command at ``t``: hold_gravity less the gravity the drive adds, zero as it
-        is, saturated and rate-limited. The stage's code."""
-        kind = kind or self.config["on_timeout"]
-        tau = self._timeout_effort if kind == self.config["on_timeout"] else self._safe_effort(kind)
-        # hold_gravity less the drive's gravity; its friction compensation is left as it is (at a
-        # stale state's velocity, taking it off would push against a motion long over)
-        code = self._stage.send(self.q, self.qd, tau, self._limit, t,
-                                DRIVE_GRAVITY if kind == "hold_gravity" else 0)
-        if rate_limited(code):
-            self.rate_limits("")
-        return code
-
-    def safe_commands(self, kind: str, period: float = 1e-3, most: int = 1000) -> list[Command]:
-        """The ``kind`` safe command in `joints` order (what a deactivated controller leaves),
-        reached from the last command sent in steps ``period`` apart within effort_rate_limit:
-        one command without a rate limit, at most ``most``."""
+    def deactivate(self, kind: str) -> Command | None:
+        """The first command toward the ``kind`` safe command (``on_deactivate``: what a
+        deactivated controller leaves, `joints` order), within the drive's rate limit; the rest
+        of the way, one step a drive period: :meth:`ramp`. None before any valid state: the drive
+        keeps what it has (hold_gravity needs a measured position)."""
         if kind not in ON_TIMEOUT:
             raise ValueError(f"a safe command is one of {list(ON_TIMEOUT)}, got {kind!r}")
-        self._set_timeout_effort()
-        steps, t = [], self._clock()
-        for _ in range(most):
-            code = self._send_safe(t, kind)
-            steps.append(Command(self._effort.copy()))
-            if not rate_limited(code):
-                break
-            t += period
-        return steps
+        if self.received is None:
+            return None
+        self._safe.begin(self.config["on_timeout"], self.q)
+        self._safe.send(self.q, self._path.limit, kind)
+        return Command(self._effort.copy())
+
+    def ramp(self, paced: bool = False) -> Command | None:
+        """The next step toward a command the drive's rate limit kept the last one short of (a
+        deactivation, a stale hold, a lowered effort limit, a law's step), sent a drive period
+        after the last command; None when no step is due (:meth:`ramp_due`). The one place a
+        ramp goes on between cycles: the watchdog's thread and the deactivation call it.
+        ``paced``: the caller waited the period on its own clock (``CommandStage.resend``)."""
+        if not self._stage.resend(paced):
+            return None
+        if self._stage.pending:
+            self.rate_limits("")
+        return Command(self._effort.copy())
+
+    @property
+    def on_ramp(self) -> Callable[[], None]:
+        """Called (under the caller's lock) when a command leaves a ramp to go on: whoever calls
+        :meth:`ramp` wakes to send its next step a drive period later."""
+        return self._stage.on_ramp
+
+    @on_ramp.setter
+    def on_ramp(self, wake: Callable[[], None]) -> None:
+        self._stage.on_ramp = wake
+
+    def ramp_due(self) -> float | None:
+        """Seconds until :meth:`ramp` has a step to send (<= 0: now), on the loop's clock; None
+        when no ramp goes on."""
+        return self._stage.due()
 
     def activate(self) -> None:
         """Start commanding from the measured position: hold it, with a fresh integral (the
@@ -855,7 +534,7 @@ class ControlLoop:
         """A collision was detected and not reset yet."""
         return self.guard is not None and self.guard.event is not None
 
-    def _collided_reason(self) -> str:
+    def collided_reason(self) -> str:
         return (f"{self.guard.event.reason}; reaction {self.guard.reaction}: reset the collision "
                 "(reset_collision) first")
 
@@ -876,13 +555,11 @@ class ControlLoop:
         self._hold_measured()
         return Accepted(f"collision reset: holding {np.round(self.order.from_chain(self.q), 6).tolist()}")
 
+    # ------------------------------------------------------------------ what it says
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The reference at time ``t`` in `joints` order, if a trajectory being followed covers
         ``t`` (JTC's query_state), else None."""
-        span = self.trajectory_span
-        if span is None or not span[0] <= t <= span[1]:
-            return None
-        return tuple(self.order.from_chain(v) for v in self._sampler.sample(t))
+        return self._ref.sample(t)
 
     def describe(self) -> str:
         """What runs, for a log line: the law, the joints and the model's link masses."""
@@ -891,56 +568,6 @@ class ControlLoop:
         return (f"{type(self._law).__name__} on joints {list(self.order.names)}; link masses "
                 f"[{masses}] kg; the drive adds {', '.join(drive) or 'nothing'}")
 
-    # ------------------------------------------------------------------ statistics
     def report(self) -> tuple[int, str, dict[str, Any]]:
         """(level, message, values) of the window since the last report; starts a new one."""
-        now, w = self._steady(), self._window
-        elapsed, cycles, timings = now - w.start, w.cycles, w.summary()
-        w.restart(now)
-        counts = (self.saturations.count, self.rejected.count, self.law_failures,
-                  self.rate_limits.count)
-        saturated, rejected, failed, limited = (c - r for c, r in zip(counts, self._reported))
-        self._reported = counts
-        age = None if self.received is None else now - self.received
-        on_timeout = self.config["on_timeout"]
-        values = {
-            "enabled": self.enabled,
-            "control law": type(self._law).__name__,
-            "achieved rate (Hz)": cycles / elapsed if elapsed > 0 else 0.0,
-            **timings,
-            "saturations (window)": saturated,
-            "saturations (total)": self.saturations.count,
-            "rate limits (window)": limited,
-            "rate limits (total)": self.rate_limits.count,
-            "rejected inputs (window)": rejected,
-            "rejected inputs (total)": self.rejected.count,
-            "last rejection": self.rejected.last_reason,
-            "control law failures (window)": failed,
-            "control law failures (total)": self.law_failures,
-            "stale state": self.stale,
-            "state age (s)": -1.0 if age is None else age,
-            **drift(self._law),
-        }
-        if self.guard is not None:
-            values["collisions (total)"] = self.collisions
-            values["collision"] = self.guard.event.reason if self.collided else "none"
-            values["collision reaction"] = self.guard.reaction
-            values["observer torque"] = (f"measured effort ({self.guard.unmeasured} states "
-                                         "without one: the command stood in)"
-                                         if self.guard.measured else "the command sent")
-        if age is None:
-            return WARN, "waiting for the first valid joint state", values
-        if self.collided:
-            return ERROR, self._collided_reason(), values
-        if self.stale:
-            return ERROR, f"joint state stale: publishing {on_timeout}", values
-        if failed:
-            return ERROR, (f"control law failed {failed} time(s), publishing {on_timeout}: "
-                           f"{self.rejected.last_reason}"), values
-        if rejected:
-            return WARN, f"inputs rejected: {self.rejected.last_reason}", values
-        if saturated:
-            return WARN, "effort saturated", values
-        if limited:
-            return WARN, "effort rate-limited", values
-        return OK, "tracking" if self.enabled else "disabled: gravity compensation", values
+        return self._report.report(self)

@@ -36,8 +36,8 @@ from ..dynamics.layout import N_COLUMNS
 from ..dynamics.newton_euler import GRAVITY, rnea_no_wrench
 from ..plumbing.kernels import as_declared, as_read_only, inline
 from .adaptive import AdaptiveComputedTorque, base_step, payload_step
+from .drive import DRIVE_FRICTION, PERIOD, Drive, compensation_bits, drive_command_into
 from .drive import RATE_LIMITED as DRIVE_RATE_LIMITED
-from .drive import compensation_bits, drive_command_into
 from .laws import ComputedTorque, PDGravity, computed_torque_step, pid_into
 from .momentum_observer import MomentumObserver, observer_reset, observer_step
 from .task_space import CartesianImpedance, OperationalSpace, cartesian_impedance_step, operational_space_step
@@ -159,10 +159,10 @@ def _command(words, n, P, q, qd, tau, dt, effort):
     command, which it then becomes."""
     last = as_declared(numba.carray(_pointer(words[LAST_COMMAND]), (n,), np.float64))
     out = numba.carray(effort, (n,))
-    code = drive_command_into(P, as_declared(words[COMPENSATES]), q, qd, tau,
+    code = drive_command_into(P, as_declared(words[COMPENSATES]), q, tau,
                               as_declared(numba.carray(_pointer(words[EFFORT_LIMIT]), (n,), np.float64)),
                               as_declared(numba.carray(_pointer(words[RATE_LIMIT]), (n,), np.float64)),
-                              dt, as_declared(_indices(_table(words), 0, n)), last, as_declared(out))
+                              as_declared(_indices(_table(words), 0, n)), last, as_declared(out))
     if code < 0:
         return NONFINITE_EFFORT
     for i in range(n):
@@ -434,17 +434,18 @@ def _c(array, dtype=np.float64):
 
 
 def native_law(law, effort_limit=None, rate_limit=np.inf, compensates=(),
-               last_command=None) -> NativeLaw:
+               drive_period=PERIOD, last_command=None) -> NativeLaw:
     """The C entry point of ``law`` (one of computed_torque, pd_gravity, adaptive_computed_torque,
     operational_space, cartesian_impedance) followed by the node's command stage
-    (``drive.drive_command_into``): what the drive adds (``compensates``, as the parameter
-    ``drive_compensates``: 'gravity', 'friction') taken off, saturated at ``effort_limit`` (chain
-    order, > 0; default the model's), then at most ``rate_limit`` · dt from the last command (N·m/s
-    per joint or one value; inf: none). ``last_command``: the command the drive holds (chain
-    order; a law swap passes the old handle's ``last_command``), the rate limit's start; None:
-    zeros, a drive that had none, as the node starts; NaN for a joint: no limit on its first
-    command. The law's state (integral, estimate, filters, a set_target) carries on from where
-    it is."""
+    (``drive.drive_command_into``) for its drive (``drive.Drive``): the gravity it adds
+    (``compensates``, as the parameter ``drive_compensates``: 'gravity', 'friction') taken off,
+    saturated at ``effort_limit`` (chain order, > 0; default the model's), then at most
+    ``rate_limit`` · ``drive_period`` from the last command (N·m/s per joint or one value; inf:
+    none; one call per drive cycle). Behind a drive that compensates friction the law must leave
+    it out (``friction: false``). ``last_command``: the command the drive holds (chain order; a
+    law swap passes the old handle's ``last_command``), the rate limit's start; None: zeros, a
+    drive that had none, as the node starts; NaN for a joint: no limit on its first command. The
+    law's state (integral, estimate, filters, a set_target) carries on from where it is."""
     n = law.dof
     limit = np.array(law.model.effort_limit if effort_limit is None else effort_limit, dtype=float)
     if limit.shape != (n,) or not np.all(limit > 0.0):
@@ -452,12 +453,16 @@ def native_law(law, effort_limit=None, rate_limit=np.inf, compensates=(),
     rate = np.array(np.broadcast_to(np.asarray(rate_limit, dtype=float), (n,)))
     if not np.all(rate > 0.0):
         raise ValueError(f"rate_limit must be one or {n} values > 0 (inf: none), got {rate.tolist()}")
+    drive = Drive(compensation_bits(compensates), drive_period, rate)
+    if drive.compensates & DRIVE_FRICTION and law.params.get("friction"):
+        raise ValueError("the drive compensates friction: build the law with friction: false")
     seed = np.zeros(n) if last_command is None else np.array(last_command, dtype=float)
     if seed.shape != (n,) or np.any(np.isinf(seed)):
         raise ValueError(f"last_command must be {n} values, finite or NaN (no limit on the first "
                          f"command), got {np.asarray(last_command).tolist()}")
     P = np.ascontiguousarray(law.model.params)
-    stage = dict(effort_limit=limit, rate_limit=rate, compensates=compensation_bits(compensates),
+    # the struct's rate_limit: the largest change per call, one drive cycle's (rate x period)
+    stage = dict(effort_limit=limit, rate_limit=drive.step(n), compensates=drive.compensates,
                  last_command=seed)
     kind = type(law)
     if kind is ComputedTorque or kind is PDGravity:

@@ -180,6 +180,53 @@ class JointDrives:
         return cls.currents(joints, gains, source="given")
 
 
+#: a node's parameters that say what the measured efforts are (params/common.yaml, measured_effort)
+PARAMETERS = ("drives_file", "effort_units", "drive_gains")
+
+
+def from_parameters(joints, drives_file="", units=(), gains=()) -> JointDrives:
+    """The drives a node's ``PARAMETERS`` describe for its ``joints`` (their order): a drives file,
+    or ``units`` and ``gains`` (each one value for every joint or one per joint; gains alone make
+    every effort a current); nothing: every effort a torque. Every current's gain known and > 0.
+    ModelError in one line naming the parameter (or the file) and the joint."""
+    joints, units, gains = list(joints), list(units or []), list(gains or [])
+    if drives_file and (units or gains):
+        raise ModelError(f"drives_file {drives_file!r} and effort_units/drive_gains: give the file "
+                         "or the values, not both")
+    if drives_file:
+        drives = JointDrives.load(drives_file, joints)
+        where = f"drives_file {drives_file}"
+    else:
+        where = "drive_gains"
+        for name, given in (("effort_units", units), ("drive_gains", gains)):
+            if len(given) not in (0, 1, len(joints)):
+                raise ModelError(f"{name}: {len(given)} values for the {len(joints)} joints "
+                                 f"{joints}: give one, or one per joint")
+        units = units * len(joints) if len(units) == 1 else units or [CURRENT if gains else "N m"] * len(joints)
+        gains = np.asarray(gains * len(joints) if len(gains) == 1 else gains or
+                           [np.nan if u == CURRENT else 1.0 for u in units], dtype=float)
+        for joint, unit, gain in zip(joints, units, gains):
+            if unit not in UNITS:
+                raise ModelError(f"effort_units: joint {joint!r}: {unit!r} is not one of {list(UNITS)}")
+            if unit in TORQUE_UNITS and gain != 1.0:
+                raise ModelError(f"drive_gains: joint {joint!r} measures {unit} (effort_units): its gain "
+                                 f"is 1, not {gain:g}")
+        try:
+            drives = JointDrives(tuple(joints), tuple(units), gains, np.zeros(len(joints)), "parameters")
+        except ModelError as exc:
+            raise ModelError(f"drive_gains: {str(exc).removeprefix('drives: ')}") from None
+    if drives.unknown:
+        raise ModelError(f"{where}: the drive gains of {drives.unknown} are unknown: give them, or the "
+                         "drives file robodyn-ros identify writes (NAME.drives.yaml, from a run with a "
+                         "known payload)")
+    bad = [(j, g) for j, u, g in zip(drives.joints, drives.units, drives.gains)
+           if u == CURRENT and not (np.isfinite(g) and g > 0.0)]
+    if bad:
+        raise ModelError(f"{where}: joint {bad[0][0]!r}: a drive gain is a positive number of N m/A, "
+                         f"got {bad[0][1]:g}")
+    return drives
+
+
 def drives_file(urdf):
     """The drives file beside ``urdf``: NAME.drives.yaml for NAME.urdf."""
     urdf = Path(urdf)

@@ -4,6 +4,7 @@
  *
  *     from robodyn_ros.control.native import native_law, native_observer
  *     handle = native_law(law, effort_limit, rate_limit, compensates,   # keep `handle` alive
+ *                         drive_period,                                 # the drive's cycle (s)
  *                         last_command=previous.last_command)          # what the drive holds
  *     address = handle.address                                         # a robodyn_law *
  *
@@ -47,7 +48,7 @@ extern "C" {
 /* status >= 0: effort written; these bits say what the command stage did to it */
 #define ROBODYN_OK 0
 #define ROBODYN_SATURATED 1     /* some joint clamped at effort_limit */
-#define ROBODYN_RATE_LIMITED 2  /* some joint held within last_command +- rate_limit * dt */
+#define ROBODYN_RATE_LIMITED 2  /* some joint held within last_command +- rate_limit (per call) */
 /* status < 0: nothing written to effort (send your own safe command) */
 #define ROBODYN_BAD_INPUT (-1)        /* NaN or inf in an input, dt < 0 (observer: dt <= 0);
                                          the law's state is untouched */
@@ -66,7 +67,7 @@ typedef struct robodyn_law robodyn_law;
  * const: not the struct's own fields, the model, the limits or the table (test_native.py). */
 
 /* q, qd: measured; q_ref, qd_ref, qdd_ref: the reference; dt (s): time since the last call
- * (the integral, the adaptation, the filters and the rate limit use it; 0 on the first call);
+ * (the integral, the adaptation and the filters use it; 0 on the first call);
  * effort: out, the command to send. */
 typedef int32_t (*robodyn_law_fn)(robodyn_law *law, const double *q, const double *qd,
                                   const double *q_ref, const double *qd_ref,
@@ -102,13 +103,15 @@ struct robodyn_law {
                                   pd/computed torque: the integral of e; else NULL */
     int64_t estimate_size;     /* doubles */
     const double *effort_limit;/* dof values, N m or N (laws; NULL for the observer) */
-    const double *rate_limit;  /* dof values, N m/s or N/s, inf: none (laws) */
+    const double *rate_limit;  /* dof values, N m or N: the largest change per call, one drive
+                                  cycle's (N m/s x drive_period); inf: none (laws) */
     double *last_command;      /* dof values: the last effort written; at first what native_law
                                   was given (last_command=; else 0, a drive that had none, as the
                                   node starts); the rate limit starts from it. NaN: no limit on
                                   the next call. Write it when you send a command of your own (a
                                   safe one after a status < 0); robodyn_law_continue at a swap. */
-    int64_t compensates;       /* what the drive adds itself, taken off: 1 gravity, 2 friction */
+    int64_t compensates;       /* what the drive adds itself: 1 gravity (taken off), 2 friction
+                                  (the law leaves it out) */
     const int64_t *table;      /* private: the step's own addresses and settings */
 };
 

@@ -15,7 +15,7 @@ segments, the IK) runs before the lock is taken; under it only what changes the 
 from __future__ import annotations
 
 import threading
-from time import perf_counter, sleep
+from time import perf_counter
 
 import numpy as np
 import rclpy.logging
@@ -45,7 +45,7 @@ from .messages import JointStateReader
 from .references import ReferenceInterface
 from .serialized import SerializedFloat64MultiArray
 from .trajectory_action import DEACTIVATED, TrajectoryAction
-from .watchdog import WatchdogThread
+from .watchdog import WatchdogThread, ramp_out
 
 NAME = "computed_torque_controller"
 
@@ -60,7 +60,7 @@ class ComputedTorqueController(ManagedNode):
         super().__init__(name, specs, **kwargs)
         own = {s.name for s in node_schema(NAME)}
         self._config_keys = [s.name for s in specs if s.name in LOOP_SETTINGS or s.name not in own]
-        self.loop = self._action = None
+        self.loop = self._action = self.joints = None
         self._lock = threading.RLock()  # the loop's: module docstring
         self._timing = None  # CycleTiming, from configure
         self._now = seconds_clock(self)   # the loop's clock
@@ -78,6 +78,8 @@ class ComputedTorqueController(ManagedNode):
         warm_up(notify=self.get_logger().info, forward=False)
         warm_up_laws(notify=self.get_logger().info)
         order, chain = JointOrder(self.model.joint_names, p["joints"]), chain_of(p, self.published)
+        # configured again for the same joints: the rate limit goes on from what the drive holds
+        held = self._command.values.copy() if self.joints == list(order.names) else None
         self._command = SerializedFloat64MultiArray(self.model.dof)
         self.loop = ControlLoop(self.model, order, {k: p[k] for k in self._config_keys},
                                 p["state_timeout"], clock=self._now, log=self._warn,
@@ -85,7 +87,9 @@ class ComputedTorqueController(ManagedNode):
                                 position_limit_margin=p["position_limit_margin"],
                                 links=[joint.child for joint in chain.movable],
                                 shapes=collision_shapes(p, self.published, self.model),
-                                effort_out=self._command.values)  # a cycle writes the message
+                                effort_out=self._command.values,  # a cycle writes the message
+                                drive_holds=held,
+                                future_stamp_tolerance=p["future_stamp_tolerance"])
         self.joints = list(order.names)
         self._rate = p["rate"]  # read-only; a get_parameter call costs ~1 us per joint state
         self._timing = CycleTiming(NAME, self._rate)  # each cycle's execution time and period
@@ -100,7 +104,7 @@ class ComputedTorqueController(ManagedNode):
             self, self.loop, self._now, chain.root_link, chain.tip_link, self._lock))
         self._collisions = self.own(CollisionInterface(  # the momentum observer's residual
             self, self.loop, chain.root_link, p["external_torque_rate"], self._abort, self._lock))
-        self.own(WatchdogThread(self, self.loop, self._lock, self._on_stale,
+        self.own(WatchdogThread(self, self.loop, self._lock, self._on_watchdog,
                                 max(p["state_timeout"] / 10.0, 1e-3)))
         if self._action is None:  # one for the node's life (TrajectoryAction says why)
             self._action = TrajectoryAction(self, self._lock)
@@ -125,16 +129,18 @@ class ComputedTorqueController(ManagedNode):
     def deactivate(self):
         if self._action is not None:
             self._action.preempt(DEACTIVATED)
+        kind = self.params["on_deactivate"]
         with self._lock:  # after the last cycle's or the watchdog's command
-            # within effort_rate_limit: steps 1 ms apart, as a drive's cycle takes them
-            for i, step in enumerate(self.loop.safe_commands(self.params["on_deactivate"])):
-                if i:
-                    sleep(1e-3)
+            step = self.loop.deactivate(kind)
+            if step is not None:
                 self._publish_effort(step.effort)
+        if step is None:   # no measured state: hold_gravity has no q, and the drive keeps its own
+            return self.get_logger().info("inactive: no valid joint state yet, nothing published")
+        reached = ramp_out(self.loop, self._lock, lambda s: self._publish_effort(s.effort))
         # the last command must reach the drive even when the process ends right after (Ctrl-C):
         # wait (bounded) until every subscriber acknowledged it
         self._command_pub.wait_for_all_acked(Duration(seconds=0.5))
-        self.get_logger().info(f"inactive: published {self.params['on_deactivate']} once")
+        self.get_logger().info(f"inactive: published {kind}{'' if reached else ' (not reached)'}")
 
     def teardown(self):
         if self._action is not None:
@@ -201,13 +207,13 @@ class ComputedTorqueController(ManagedNode):
         self._publish(self.loop.cycle())
         self._timing.record(start, perf_counter())
 
-    def _on_stale(self, stale: Stale):
-        """From the watchdog's thread, under the lock."""
-        self._publish_effort(stale.effort, self._safe_command)
-        if stale.first:
-            self._warn(stale.reason)
+    def _on_watchdog(self, command: Command):
+        """From the watchdog's thread, under the lock: a Stale command, or a ramp's step."""
+        self._publish_effort(command.effort, self._safe_command)
+        if command.__class__ is Stale and command.first:
+            self._warn(command.reason)
             if self._action is not None:   # it cannot go on: control resumes holding
-                self._action.preempt(stale.reason)
+                self._action.preempt(command.reason)
 
     def _publish(self, command: Command, stamp: tuple[int, int] | None = None,
                  written: bool = False):

@@ -9,7 +9,9 @@ feedback, cancel and result. JTC with the ``effort`` command interface adds the 
 PID; its configuration: doc/effort_feedforward.md.
 
 A refused trajectory is not forwarded (JTC keeps its current one): its reason is logged
-(throttled) and reported on /diagnostics; a refused goal is rejected.
+(throttled) and reported on /diagnostics; a refused goal is rejected. With ``effort_rate_limit``
+the efforts change no faster than it from those of the trajectory JTC follows when the new one
+starts (the last one forwarded; ``EffortFeedforward``).
 """
 from __future__ import annotations
 
@@ -21,8 +23,9 @@ from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 
-from ..control.drive import compensation_bits
+from ..control.drive import Drive
 from ..control.feedforward import EffortFeedforward
+from ..control.joints import JointOrder
 from ..dynamics import warm_up
 from .parameters import node_schema
 from .process import spin
@@ -48,11 +51,13 @@ class EffortFeedforwardNode(Node):
         self.model = load_model(p, published)
         warm_up(notify=self.get_logger().info, forward=False)
         try:
-            compensates = compensation_bits(p["drive_compensates"])
+            drive = self._drive(p["effort_rate_limit"])
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from None
         self.core = EffortFeedforward(self.model, p["friction"], p["position_limit_margin"],
-                                      p["max_trajectory_points"], compensates)
+                                      p["max_trajectory_points"], drive)
+        self.params.on_set(lambda changes: self._drive(changes["effort_rate_limit"])
+                           if "effort_rate_limit" in changes else None, self._new_drive)
         controller = p["controller_name"].rstrip("/")
         if not controller:
             raise ConfigurationError("controller_name must name the joint_trajectory_controller")
@@ -70,29 +75,45 @@ class EffortFeedforwardNode(Node):
             execute_callback=self._execute, goal_callback=self._on_goal,
             cancel_callback=self._on_cancel)
         Diagnostics(self, self._report, p["diagnostic_period"])
+        self._goals = {}   # the trajectory of each goal accepted here, filled: (msg, efforts, start)
         self.get_logger().info(
             f"Newton-Euler efforts ({'with' if self.core.friction else 'without'} friction; the "
-            f"drive adds {p['drive_compensates'] or 'nothing'}) for "
+            f"drive adds {p['drive_compensates'] or 'nothing'}; rate limit "
+            f"{p['effort_rate_limit'] or 'none'}) for "
             f"joints {self.model.joint_names} into {self._publisher.topic_name} and the action {target}")
 
+    # ------------------------------------------------------------------ the drive
+    def _drive(self, rate) -> Drive:
+        p = self.params
+        return Drive.of(JointOrder(self.model.joint_names), p["drive_compensates"],
+                        p["drive_period"], rate)
+
+    def _new_drive(self, drive):
+        if drive is not None:
+            self.core.drive = drive
+
     # ------------------------------------------------------------------ filling
-    def _fill(self, msg: JointTrajectoryMsg) -> bool:
-        """Set the efforts of ``msg``'s points in place; False (the reason counted and logged)
-        when the trajectory is refused."""
+    def _fill(self, msg: JointTrajectoryMsg):
+        """Set the efforts of ``msg``'s points in place: what JTC will follow, (trajectory,
+        efforts, start on this node's clock), or None (the reason counted and logged) when the
+        trajectory is refused."""
         try:
             self.core.admit(len(msg.points))  # before converting a flood of points
-            trajectory, _ = trajectory_from_message(msg)
-            efforts = self.core.efforts(trajectory)
+            trajectory, start = trajectory_from_message(msg)
+            start = start or self.get_clock().now().nanoseconds * 1e-9   # 0: JTC's now
+            efforts = self.core.efforts(trajectory, start)
         except ValueError as exc:  # TrajectoryError, or a stamp no clock gives
             self.rejected(f"trajectory: {exc}")
-            return False
+            return None
         for point, effort in zip(msg.points, efforts):
             point.effort = array.array("d", effort.tobytes())
-        return True
+        return trajectory, efforts, start
 
     def _on_trajectory(self, msg: JointTrajectoryMsg):
-        if self._fill(msg):
+        filled = self._fill(msg)
+        if filled is not None:
             self._publisher.publish(msg)
+            self.core.following(*filled)
             self.forwarded += 1
 
     # ------------------------------------------------------------------ action relay
@@ -102,10 +123,15 @@ class EffortFeedforwardNode(Node):
                           "joint_trajectory_controller active?)")
             return GoalResponse.REJECT
         # the goal handle the execute callback gets carries this same request, filled here
-        return GoalResponse.ACCEPT if self._fill(goal.trajectory) else GoalResponse.REJECT
+        filled = self._fill(goal.trajectory)
+        if filled is None:
+            return GoalResponse.REJECT
+        self._goals[id(goal.trajectory)] = filled
+        return GoalResponse.ACCEPT
 
     async def _execute(self, handle):
         key = bytes(handle.goal_id.uuid)
+        filled = self._goals.pop(id(handle.request.trajectory), None)
         downstream = await self._controller.send_goal_async(
             handle.request, feedback_callback=lambda msg: handle.publish_feedback(msg.feedback))
         if not downstream.accepted:
@@ -115,6 +141,8 @@ class EffortFeedforwardNode(Node):
                 error_code=FollowJointTrajectory.Result.INVALID_GOAL,
                 error_string="the joint_trajectory_controller rejected the goal")
         self.forwarded += 1
+        if filled is not None:
+            self.core.following(*filled)
         self._downstream[key] = downstream
         try:
             if handle.is_cancel_requested:  # the cancel came while the goal was on its way

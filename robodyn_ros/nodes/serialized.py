@@ -7,7 +7,9 @@ import struct
 from typing import NamedTuple
 
 import numpy as np
-from rclpy.serialization import deserialize_message, serialize_message
+from rclpy.serialization import serialize_message
+from rosidl_parser.definition import (AbstractNestedType, AbstractSequence, AbstractString,
+                                     BasicType, NamespacedType)
 
 
 class Time(NamedTuple):
@@ -20,17 +22,56 @@ def serialized(msg) -> bytearray:
     """The CDR bytes of ``msg``, exactly. rclpy's serialize_message returns its buffer at the size
     it estimated, and the bytes past the message are whatever the allocator left there (heap
     addresses, seen: 64 of a controller state's 276): a template published as it is would send
-    them on every message. The message's own length is the shortest prefix that deserializes."""
-    raw, message_type = serialize_message(msg), type(msg)
-    shortest, longest = 4, len(raw)   # 4: the encapsulation header
-    while shortest < longest:
-        middle = (shortest + longest) // 2
-        try:
-            deserialize_message(raw[:middle], message_type)
-            longest = middle
-        except Exception:   # rclpy raises a bare RuntimeError, or others, for a short buffer
-            shortest = middle + 1
-    return bytearray(raw[:shortest])
+    them on every message. The message's own length is :func:`cdr_length`'s. (Deserializing
+    ever shorter prefixes found it too, but rosidl's C deserializer prints "sequence size exceeds
+    remaining buffer" to stderr for every prefix cut inside a sequence: twice at each controller
+    start.)"""
+    raw, length = serialize_message(msg), cdr_length(msg)
+    if length > len(raw):
+        raise RuntimeError(f"serialized {type(msg).__name__}: {len(raw)} bytes, {length} expected")
+    return bytearray(raw[:length])
+
+
+#: the size (and alignment) of each primitive in CDR
+_SIZES = {"boolean": 1, "octet": 1, "char": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2,
+          "short": 2, "unsigned short": 2, "int32": 4, "uint32": 4, "long": 4, "unsigned long": 4,
+          "float": 4, "int64": 8, "uint64": 8, "long long": 8, "unsigned long long": 8,
+          "double": 8}
+
+
+def cdr_length(msg) -> int:
+    """The length of ``msg``'s CDR serialization as rmw_fastrtps writes a ROS message, its 4-byte
+    encapsulation header included: each primitive aligned to its size from the body's start, a
+    sequence's or a string's count a uint32, a string's bytes and a null, a block of primitives
+    aligned once (not when empty)."""
+    return 4 + _end_of_message(msg, 0)
+
+
+def _end_of_message(msg, at: int) -> int:
+    for (name, _), slot in zip(msg.get_fields_and_field_types().items(), msg.SLOT_TYPES):
+        at = _end_of(slot, getattr(msg, name), at)
+    return at
+
+
+def _end_of(slot, value, at: int) -> int:
+    if isinstance(slot, BasicType):
+        size = _SIZES[slot.typename]
+        return -(-at // size) * size + size
+    if isinstance(slot, AbstractString):
+        return -(-at // 4) * 4 + 4 + len(value.encode()) + 1
+    if isinstance(slot, NamespacedType):
+        return _end_of_message(value, at)
+    if isinstance(slot, AbstractNestedType):   # an array, or a sequence: its count first
+        if isinstance(slot, AbstractSequence):
+            at = -(-at // 4) * 4 + 4
+        inner = slot.value_type
+        if isinstance(inner, BasicType):
+            size = _SIZES[inner.typename]
+            return -(-at // size) * size + size * len(value) if len(value) else at
+        for item in value:
+            at = _end_of(inner, item, at)
+        return at
+    raise TypeError(f"cdr_length: no CDR size for {type(slot).__name__}")
 
 
 def markers(fields: int, n: int) -> list[np.ndarray]:
