@@ -57,14 +57,18 @@ def test_check_urdf_refuses_a_link_the_file_lacks(capsys):
 
 
 def test_check_urdf_exits_1_when_our_model_refuses_the_chain(tmp_path, capsys):
-    # a second leaf (a sensor fixed to link_1) and no tip named: the controller would refuse it
-    two_leaves = broken(tmp_path, "two_leaves.urdf", lambda text: text.replace("</robot>", (
-        '<link name="sensor"/><joint name="sensor_mount" type="fixed"><parent link="link_1"/>'
-        '<child link="sensor"/></joint></robot>')))
+    # a second leaf (a sensor fixed to link_1) and no tip named: the controller takes the
+    # ROS-Industrial tool frame tool0 among them; with the tool frame named otherwise it refuses
+    sensor = ('<link name="sensor"/><joint name="sensor_mount" type="fixed"><parent link="link_1"/>'
+              '<child link="sensor"/></joint></robot>')
+    assert main(["check-urdf", broken(tmp_path, "tool0.urdf", lambda text: text.replace("</robot>", sensor))]) == 0
+    capsys.readouterr()
+    two_leaves = broken(tmp_path, "two_leaves.urdf",
+                        lambda text: text.replace('"tool0"', '"tcp"').replace("</robot>", sensor))
     assert main(["check-urdf", two_leaves]) == 1
     out = capsys.readouterr().out
-    assert "model refuses it: " in out and "several leaf links" in out, out
-    assert main(["check-urdf", two_leaves, "--tip-link", "tool0"]) == 0
+    assert "model refuses it: " in out and "several leaf links" in out and "'tcp'" in out, out
+    assert main(["check-urdf", two_leaves, "--tip-link", "tcp"]) == 0
 
 
 def test_check_urdf_takes_a_pose_with_spaces_or_commas_and_says_how_in_its_help(capsys):

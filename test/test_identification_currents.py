@@ -23,7 +23,7 @@ from robodyn_ros.dynamics.friction import FrictionModel
 from robodyn_ros.dynamics.inertial_parameters import standard_parameters
 from robodyn_ros.identification.drive_gains import identify_drive_gains
 from robodyn_ros.identification.gram import predictions
-from robodyn_ros.identification.identify import _states
+from robodyn_ros.identification.identify import processed_states
 from robodyn_ros.identification.layout import Layout
 from robodyn_ros.identification.samples import filtered_states
 from robodyn_ros.plumbing.resources import find_share_file
@@ -33,6 +33,13 @@ RATES = (500.0, 125.0)
 # 125 Hz, above the closed loop's content that the currents carry (at 20 Hz the model, fed
 # filtered states, misses 1-2 % of the currents on the shoulder joints)
 CUTOFF = {500.0: 40.0, 125.0: 30.0}
+# the stand-in's dry friction is a sign law at any speed it moves at, 1e-3 rad/s included (MuJoCo's
+# frictionloss): the estimate's own model takes that law, not the laws' ramp through the rest band
+SIGN = {joint: "asymmetric+sign" for joint in stand_in.JOINTS}
+# its friction falls from stiction to Coulomb over 0.02 rad/s (Stribeck), which no sign law follows:
+# a rest band over the fall (identify --rest-band 0.05) keeps it out of the fit. At the default
+# band (0.01 rad/s) the gains stay within 2 % but up to 4.9 σ off (doc/identification.md)
+REST_BAND = 2.5 * stand_in.STRIBECK
 quiet = dict(progress=lambda line: None)
 
 
@@ -60,7 +67,8 @@ def identified(request, ur5):
     rate = request.param
     bare, loaded, validation = simulated(rate)
     estimate = identify_drive_gains(ur5, stand_in.recording(bare, "run"), stand_in.recording(loaded, "payload run"),
-                                    stand_in.PAYLOAD[0], cutoff_hz=CUTOFF[rate], **quiet)
+                                    stand_in.PAYLOAD[0], friction=SIGN, cutoff_hz=CUTOFF[rate], rest_band=REST_BAND,
+                                    **quiet)
     return rate, estimate, validation
 
 
@@ -76,8 +84,8 @@ def test_the_arm_and_the_payload_are_found_within_their_sigma(identified, truth)
     _, estimate, _ = identified
     arm, holding = truth
     z = (estimate.parameters - estimate.base.from_standard(standard_parameters(arm))) / estimate.parameters_std
-    # the sign law misses the plant's Stribeck fall and the rest of its friction below 0.05 rad/s:
-    # a few parameters a little beyond 3σ, none beyond 5σ
+    # the sign law misses what is left of the plant's Stribeck fall outside the band: a few
+    # parameters a little beyond 3σ, none beyond 5σ
     assert np.median(np.abs(z)) < 1.2 and np.mean(np.abs(z) > 3.0) < 0.05 and np.abs(z).max() < 5.0
     payload = (standard_parameters(holding) - standard_parameters(arm))[50:60]
     assert estimate.payload[0] == stand_in.PAYLOAD[0]
@@ -93,12 +101,13 @@ def test_where_the_arm_rests_the_gains_give_the_static_torques(identified):
 
 def test_validation_currents_are_predicted_within_1_2_noise_floors(identified, ur5):
     rate, estimate, validation = identified
-    layout = Layout.of(ur5)
+    layout = Layout.of(ur5, SIGN)
     pi = np.zeros(len(layout.names))
     pi[layout.base.columns] = estimate.parameters
-    t, q, qd, qdd, _ = _states(ur5, stand_in.recording(validation), CUTOFF[rate], 0.0, 0.02, None, "validation")[0]
-    epsilon, floor, maker = stand_in.validation_scores(validation, t, predictions(layout, q, qd, qdd, [pi])[0]
-                                                       / estimate.gains)
+    (t, q, qd, qdd, _, coulomb, _), _ = processed_states(ur5, layout, stand_in.recording(validation), CUTOFF[rate],
+                                                         0.0, 0.02, None, "validation")
+    predicted = predictions(layout, q, qd, qdd, [pi], coulomb=coulomb)[0]
+    epsilon, floor, maker = stand_in.validation_scores(validation, t, predicted / estimate.gains)
     assert epsilon < 1.2 * floor, (epsilon, floor)
     assert epsilon < maker
 
@@ -152,9 +161,10 @@ def validation_epsilon(out, ur5, cutoff=40.0):
     return stand_in.validation_scores(validation, t, drives.efforts(torque))
 
 
-@pytest.mark.xfail(strict=True, reason="friction at rest (issue 45 item 3, branch ident-processing): identify "
-                   "fits the sign law on the run's rest stretches too; the drive-gain estimate, which leaves "
-                   "them out, is within 1.2 noise floors (test_validation_currents_are_predicted_...)")
+@pytest.mark.xfail(strict=True, reason="the default Coulomb law is the controller's ramp through the rest band "
+                   "(0.01 rad/s), and the stand-in creeps at 1e-3 rad/s at its full Coulomb level: ε 4.82 % "
+                   "against a floor of 3.16 %, 1.52 floors (RTDE's target 7.63 %); with --friction "
+                   "asymmetric+sign 1.18 floors (test_identify_validates_on_the_raw_...)")
 def test_the_identified_model_predicts_validation_currents_within_1_2_noise_floors(from_bags, ur5):
     epsilon, floor, maker = validation_epsilon(from_bags[0], ur5)
     assert epsilon < 1.2 * floor and epsilon < maker
@@ -171,3 +181,25 @@ def test_currents_without_their_gains_are_named_in_one_line(bags, tmp_path, caps
     assert identify_main(argv + ["--max-gap", "1e-9"]) == 2     # stops after the check, before the estimate
     warning = [line for line in capsys.readouterr().err.splitlines() if "not N m" in line]
     assert len(warning) == 1 and "--drive-gains" in warning[0] and "config/ur_drives.yaml" in warning[0]
+
+
+@pytest.mark.parametrize("friction", ["asymmetric+band=0.01", "asymmetric+sign"])
+def test_identify_validates_on_the_raw_currents_beside_the_makers_target_current(bags, friction, tmp_path):
+    """identify --validate on the validation bag, the gains identified and RTDE's target current
+    beside ours (issue 45's goal, on the stand-in): scored on the currents as recorded, the model
+    beats the maker's; with the sign law (the stand-in creeps at 1e-3 rad/s, where its friction is
+    the full Coulomb level the band's ramp leaves out) it is within 1.2 noise floors."""
+    report = tmp_path / "report.json"
+    argv = [str(bags["run"]), "--urdf", str(stand_in.URDF), "--root-link", stand_in.ROOT, "--tip-link", stand_in.TIP,
+            "-o", str(tmp_path / "ur5.urdf"), "--json", str(report), "--friction", friction,
+            "--drive-gains", str(find_share_file("config/ur_drives.yaml")), "--payload-run", str(bags["payload"]),
+            "--payload-mass", str(stand_in.PAYLOAD[0]), "--validate", str(bags["validation"]),
+            "--prediction-topic", stand_in.TARGET_TOPIC, "--prediction-name", "UR target"]
+    assert identify_main(argv) == 0
+    scores = json.loads(report.read_text())["validation"]["runs"][0]
+    ours, maker = scores["identified"]["stacked"], scores["UR target"]["stacked"]
+    run = simulated(500.0)[2]
+    floor = 100 * np.linalg.norm(run.noise) / np.linalg.norm(run.current)   # a perfect model's score
+    assert ours < maker
+    if "sign" in friction:
+        assert ours < 1.2 * floor, (ours, floor)

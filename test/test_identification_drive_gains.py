@@ -145,6 +145,22 @@ def test_runs_that_leave_joints_still_are_refused_naming_what_they_hide(plant, n
         identify_drive_gains(nominal, *runs(plant, seconds=10.0, joints=slice(0, 3)), PAYLOAD[0], **quiet)
 
 
+def test_the_rows_at_rest_are_identifys_the_rest_band_given(plant, nominal):
+    """The gains' estimate leaves out the rows identify leaves out (``identify.processed_states``,
+    ``rest_band``): a band above the slowest joint's top speed leaves that joint no row, named."""
+    bare, loaded = runs(plant, seconds=10.0)
+    top = np.minimum(np.abs(bare.velocity).max(axis=0), np.abs(loaded.velocity).max(axis=0))
+    slowest = int(np.argmin(top))
+    band = 1.01 * top[slowest]
+    assert np.sort(top)[1] > 1.5 * band       # the others move well outside it
+    with pytest.raises(IdentificationError, match=rf"joints \['{nominal.joint_names[slowest]}'\] barely move "
+                       rf"\(fewer than 100 states outside the rest band, {band:g} rad/s\)"):
+        identify_drive_gains(nominal, bare, loaded, PAYLOAD[0], rest_band=band, **quiet)
+    for bad in (-0.01, float("nan")):
+        with pytest.raises(ValueError, match="rest_band must be a velocity >= 0"):
+            identify_drive_gains(nominal, bare, loaded, PAYLOAD[0], rest_band=bad, **quiet)
+
+
 def test_a_direction_no_data_shows_is_named():
     # the second unknown never moves the torques, the third only with the first
     N = np.array([[2.0, 0.0, 2.0], [0.0, 0.0, 0.0], [2.0, 0.0, 2.0]])

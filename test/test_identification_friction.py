@@ -152,7 +152,9 @@ def test_identify_command_takes_forms_per_joint_and_writes_the_friction_file(pla
     assert "samples: 8000 in, 8000 used" in printed and "over all joints, in %" in printed
     assert f"to {friction_file(out)}: read by " in printed and "effort_feedforward" in printed
     loaded = FrictionModel.load(friction_file(out), nominal.joint_names)
-    assert [form.spec() for form in loaded.forms] == ["viscous+coulomb+tanh=0.05+offset"] * 5 + ["viscous+coulomb"]
+    # a form that names no Coulomb shape takes the rest band
+    assert [form.spec() for form in loaded.forms] == (["viscous+coulomb+tanh=0.05+offset"] * 5
+                                                      + ["viscous+coulomb+band=0.01"])
     assert identify_main([str(bag), "--urdf", URDF, "-o", str(out), "--friction", "asymmetric+offset"]) == 2
     assert "coulomb+offset" in capsys.readouterr().err
 

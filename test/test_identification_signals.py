@@ -1,6 +1,6 @@
 """Zero-phase filtering and differentiation (robodyn_ros.identification.signals) against closed forms:
 sums of sines with their analytic derivatives, the digital Butterworth's magnitude at and above the
-cut-off, and the noise a white input leaves in q̈ (the filter's and the central differences'
+cut-off, and the noise a white input leaves in q̈ (the filter's and the five-point differences'
 frequency responses integrated)."""
 import numpy as np
 import pytest
@@ -36,7 +36,7 @@ def relative_error(x, reference):
 
 def test_in_band_signals_pass_with_their_derivatives():
     # Sines up to 3 Hz under a 10 Hz cut-off, 1 kHz: the zero-phase filter passes them within
-    # 1/(1 + 0.3^8) = 7e-5, central differences err by (ωΔt)²/6 = 6e-5 per derivative, and the edge
+    # 1/(1 + 0.3^8) = 7e-5, five-point differences err by (ωΔt)⁴/30 = 4e-9 per derivative, and the edge
     # transient is trimmed: q, q̇, q̈ match their closed forms away from the edges.
     rng = np.random.default_rng(1)
     t = np.arange(0.0, 6.0, 1.0 / FS)
@@ -47,6 +47,16 @@ def test_in_band_signals_pass_with_their_derivatives():
     assert relative_error(s.qd, sines(t, *parts, derivative=1)[k]).max() < 5e-4
     assert relative_error(s.qdd, sines(t, *parts, derivative=2)[k]).max() < 2e-3
     assert s.fs == pytest.approx(FS) and not s.resampled
+
+
+def test_a_logger_at_100_hz_still_gives_the_acceleration_of_a_2_hz_motion():
+    # At 100 Hz, 2 Hz is ωΔt = 0.126: three-point differences would lose (ωΔt)²/6 = 2.6e-3 per
+    # derivative (5e-3 of q̈, a bias the inertias would carry); five-point ones (ωΔt)⁴/30 = 8e-6
+    t = np.arange(0.0, 6.0, 0.01)
+    parts = ([[2.0], [1.3]], [[0.5], [0.2]], [[0.3], [1.1]])
+    s = filter_and_differentiate(t, sines(t, *parts), 10.0)
+    k = at(t, s.t)
+    assert relative_error(s.qdd, sines(t, *parts, derivative=2)[k]).max() < 1e-4
 
 
 def test_measured_velocities_are_filtered_and_differentiated_instead_of_q():
@@ -107,7 +117,7 @@ def test_channels_stay_aligned_in_time():
 def test_white_noise_on_q_leaves_the_predicted_error_in_qdd():
     # σ² of the output = σ²/π ∫₀^π |G(ω)|² dω for white input of variance σ²: here G = H_fb · D²
     # with the forward-backward Butterworth |H_fb|² = |H|⁴, |H|² = 1/(1 + (tan(ω/2)/tan(ω_c/2))^(2N)),
-    # and the two central differences D² = −sin²ω/Δt²
+    # and the two five-point differences D = i (8 sin ω − sin 2ω) / (6 Δt)
     sigma, dt = 1e-3, 1.0 / FS
     t = np.arange(0.0, 120.0, dt)
     rng = np.random.default_rng(5)
@@ -115,7 +125,8 @@ def test_white_noise_on_q_leaves_the_predicted_error_in_qdd():
     omega = np.linspace(0.0, np.pi, 200001)
     H2 = 1.0 / (1.0 + (np.tan(omega / 2) / np.tan(np.pi * CUTOFF / FS)) ** (2 * ORDER))
     predicted_q = sigma * np.sqrt(np.trapezoid(H2 ** 2, omega) / np.pi)
-    predicted_qdd = sigma * np.sqrt(np.trapezoid(H2 ** 2 * np.sin(omega) ** 4, omega) / np.pi) / dt ** 2
+    D = (8.0 * np.sin(omega) - np.sin(2.0 * omega)) / 6.0
+    predicted_qdd = sigma * np.sqrt(np.trapezoid(H2 ** 2 * D ** 4, omega) / np.pi) / dt ** 2
     # 120 s at a 10 Hz bandwidth: ~2,400 independent samples, a 1.5 % spread on a standard deviation
     assert np.std(s.q, axis=0) == pytest.approx([predicted_q] * 2, rel=0.08)
     assert np.std(s.qdd, axis=0) == pytest.approx([predicted_qdd] * 2, rel=0.08)

@@ -1,7 +1,9 @@
 """The figures a person would rather look at than read (issue 46, item 7), one style
 (``apps/plots.py``): ``excite --plot`` (the motion and how much of each limit it uses), ``demo
 cartesian --plot`` (the path drawn against the one commanded), ``demo drive --plot`` (each drive's
-error and command rate against its limit) and ``demo identify``'s tracking error before and after.
+error and command rate against its limit), ``demo identify``'s tracking error before and after,
+``identify``'s ``--plot`` (the held-out torques) and ``--validation-plot`` (each predictor's score and
+the efforts of the validation runs).
 Each is drawn here from data whose content is known, its axes read from the figure, then saved and
 opened again with matplotlib's image reader: the size asked for, and not blank. The demos' own
 runs check the file they write (test_*_demo.py)."""
@@ -106,3 +108,55 @@ def test_demo_drive_draws_each_drives_error_and_command_rate(tmp_path):
     assert labels(fig)[2][1] == "max over joints |du/dt| (N m/s)"
     assert [ax.get_title() for ax in fig.axes[:2]] == list(table)
     assert_png(plots.save(fig, tmp_path / "drive.png"), 1430, 825)
+
+
+
+def test_identify_validate_draws_each_predictors_score_and_the_efforts(tmp_path, capsys):
+    """``identify --validation-plot``: the pooled scores as bars (stacked, then per joint, one
+    colour per predictor) above each joint's efforts, measured and predicted, run after run."""
+    from robodyn_ros.apps.identify_validation import plot_validation, validation_figure
+    from robodyn_ros.identification.identify import Fit
+    from robodyn_ros.identification.validation import Validation, ValidationRun
+
+    joints, t = ["shoulder", "elbow"], np.linspace(0.0, 3.0, 300)
+    measured = np.column_stack([np.sin(t), np.cos(2 * t)])
+    scale = {"identified": 1.01, "nominal": 0.5, "UR target": 1.07}
+    predicted = {name: factor * measured for name, factor in scale.items()}
+    fits = {name: Fit.of(measured, value) for name, value in predicted.items()}
+    runs = tuple(ValidationRun(source=f"run{k}", account=None, t=t + 10 * k, measured=measured,
+                               predicted=predicted, fits=fits) for k in range(2))
+    validation = Validation(joints=joints, runs=runs, pooled=fits)
+    fig = validation_figure(validation)
+    assert [y.split("\n")[0] for _, y in labels(fig)] == ["error, pooled (%)", "shoulder", "elbow"]
+    assert [tick.get_text() for tick in fig.axes[0].get_xticklabels()] == ["stacked", *joints]
+    heights = np.reshape([bar.get_height() for bar in fig.axes[0].patches], (3, 3))
+    np.testing.assert_allclose(heights, 100 * np.abs(np.array(list(scale.values())) - 1)[:, None] * np.ones(3))
+    lines = fig.axes[2].get_lines()     # per run: measured, then each predictor
+    np.testing.assert_allclose(lines[2].get_ydata(), 0.5 * measured[:, 1])
+    assert lines[4].get_xdata()[0] == pytest.approx(3.5)    # the second run after the first, 0.5 s apart
+    plot_validation(validation, tmp_path / "validation.png")
+    assert "validation plot:" in capsys.readouterr().out
+    assert_png(tmp_path / "validation.png", 1100, 594)
+
+
+def test_identify_draws_the_held_out_torques_measured_and_predicted(tmp_path, capsys):
+    """``identify --plot``: per joint the held-out torque measured, the identified model's and the
+    nominal one's, in the style's order (reference black, then the colour cycle)."""
+    from types import SimpleNamespace
+
+    from robodyn_ros.apps.identify import plot_torques, torques_figure
+
+    t = np.linspace(5.0, 9.0, 400)
+    tau = np.column_stack([np.sin(t), 2.0 * np.cos(t), 0.5 * np.sin(3 * t)])
+    result = SimpleNamespace(held_out=(t, tau, 1.01 * tau), held_out_nominal=0.6 * tau,
+                             nominal=SimpleNamespace(joint_names=["j1", "j2", "j3"]))
+    fig = torques_figure(result)
+    assert [y for _, y in labels(fig)] == [f"j{k}\n(N m or N)" for k in (1, 2, 3)]
+    measured, identified, nominal = fig.axes[1].get_lines()
+    assert measured.get_color() == "k" and measured.get_xdata()[0] == 0.0
+    np.testing.assert_allclose(identified.get_ydata(), 2.02 * np.cos(t))
+    np.testing.assert_allclose(nominal.get_ydata(), 1.2 * np.cos(t))
+    assert identified.get_color() != nominal.get_color()
+    plot_torques(result, tmp_path / "torques.png")
+    assert "plot:" in capsys.readouterr().out
+    assert_png(tmp_path / "torques.png", 990, 594)

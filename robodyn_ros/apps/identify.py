@@ -18,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..identification.identify import CUTOFF_HZ, METHODS, IdentificationError, identify
-from ..identification.samples import MAX_GAP
+from ..dynamics.friction import REST_BAND
+from ..identification.identify import METHODS, IdentificationError, identify
 from . import identify_currents
 from .commands import refuse
+from .identify_validation import plot_validation, print_validation, validate_runs
 
 
 def parse_args(argv):
@@ -48,19 +49,26 @@ def parse_args(argv):
                         help="joint order of --effort-topic (default: the model's)")
     parser.add_argument("--holdout", metavar="BAG", help="a second recording to check the model "
                         "on (default: the last quarter of BAG)")
-    parser.add_argument("--cutoff", type=float, default=CUTOFF_HZ, metavar="HZ",
-                        help="low-pass cut-off of the zero-phase filter (default: %(default)g Hz)")
-    parser.add_argument("--max-gap", type=float, default=MAX_GAP, metavar="S",
+    parser.add_argument("--cutoff", type=cutoff, default="auto", metavar="HZ|auto",
+                        help="low-pass cut-off of the zero-phase filter; 'auto' tries cut-offs from twice "
+                        "to forty times the motion's bandwidth (at most a fifth of the sample rate) and "
+                        "keeps the one that predicts the end of the training data best (default: auto)")
+    parser.add_argument("--max-gap", type=float, metavar="S",
                         help="an interval between two stamps longer than this splits the run; shorter "
-                        "ones are resampled across (default: %(default)g s)")
+                        "ones are resampled across (default: what a straight line bridges within 1 %% "
+                        "at the motion's bandwidth, at least four sample intervals)")
     parser.add_argument("--edge-trim", type=float, metavar="S", help="time taken off each end of a "
                         "stretch as the filter's edge transient (default: 8 time constants of its "
                         "slowest pole, 3.3 / cutoff s)")
     parser.add_argument("--friction", action="append", metavar="[JOINT=]FORM", help="friction form of "
                         "every joint or of one (repeatable): '+'-joined viscous, coulomb (symmetric) or "
-                        "asymmetric, tanh=V (smooth Coulomb, velocity scale V), offset (default: "
-                        "asymmetric). What a URDF cannot carry goes to the friction file beside the output: "
-                        "NAME.friction.yaml for NAME.urdf")
+                        "asymmetric, the Coulomb term's shape band=V (linear within |velocity| < V, as "
+                        "gravity compensation ramps it; band=0.01 unless another shape is named), sign or "
+                        "tanh=V, and offset (default: asymmetric+band=0.01). What a URDF cannot carry goes "
+                        "to the friction file beside the output: NAME.friction.yaml for NAME.urdf")
+    parser.add_argument("--rest-band", type=float, default=REST_BAND, metavar="V",
+                        help="a joint's samples slower than V (rad/s or m/s) are at rest, their friction "
+                        "unknown: they are not fitted (Karnopp 1985; 0 fits every sample; default: %(default)g)")
     parser.add_argument("--effort-delay", type=float, metavar="S", help="time by which each torque "
                         "acts after its state's stamp (default: half a sample for --effort-topic, "
                         "whose commands are held until the next state; 0 for measured efforts)")
@@ -72,21 +80,35 @@ def parse_args(argv):
     parser.add_argument("--payload-only", action="store_true",
                         help="the arm is known: estimate only a rigid body added to the last link")
     identify_currents.add_arguments(parser)
+    validation = parser.add_argument_group("validation runs")
+    validation.add_argument("--validate", nargs="+", metavar="BAG", help="other runs to score the identified "
+                            "model on, each read and processed as BAG is: the error per run, pooled and per joint")
+    validation.add_argument("--prediction-topic", metavar="TOPIC", help="a topic of the validation runs "
+                            "that carries the robot controller's own prediction of the efforts, in their unit "
+                            "(e.g. a UR's target current written as JointState efforts), scored beside the "
+                            "identified model's")
+    validation.add_argument("--prediction-name", default="maker", metavar="NAME",
+                            help="what to call that prediction in the table (default: %(default)s)")
+    validation.add_argument("--validation-plot", metavar="FILE", help="the validation scores and efforts (PNG)")
     return parser.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from ..dynamics import ModelError, RobotModel
+    from ..dynamics.urdf import TipChosen
     from ..identification.bag import BagError, read_joint_states
     from ..dynamics.friction import friction_file
     from ..identification.urdf_write import write_identified_urdf
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")      # the nominal file's own complaints: not ours
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")      # the nominal file's own complaints: not ours
             model = RobotModel.from_urdf(args.urdf, root_link=args.root_link, tip_link=args.tip_link)
         print(f"nominal model: {model!r} from {args.urdf}")
+        for tip in (w.message for w in caught if issubclass(w.category, TipChosen)):
+            print(tip)
+
         def read(bag):
             return read_joint_states(bag, model.joint_names, topic=args.topic, effort_topic=args.effort_topic,
                                      effort_joints=args.effort_joints)
@@ -96,33 +118,35 @@ def main(argv=None) -> int:
             args, model, recordings, read, friction_forms(args.friction, model.joint_names))
         identify_currents.warn_if_not_torques(model, recordings[0])
         recording = recordings[0]
-        delay = args.effort_delay
-        if delay is None:
-            held = args.effort_topic is not None and recording.effort_source == args.effort_topic
-            delay = 0.5 * float(np.median(np.diff(recording.t))) if held else 0.0
         result = identify(model, recording, holdout=recordings[1] if args.holdout else None,
-                          cutoff_hz=args.cutoff, effort_delay=delay, method=args.method,
+                          cutoff_hz=args.cutoff, effort_delay=effort_delay(args, recording), method=args.method,
                           prior_weight=args.prior_weight, payload_only=args.payload_only,
                           friction=friction_forms(args.friction, model.joint_names), max_gap=args.max_gap,
-                          edge_trim=args.edge_trim)
+                          edge_trim=args.edge_trim, rest_band=args.rest_band)
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         write_identified_urdf(args.urdf, model, result.standard_parameters, args.output,
                               root_link=args.root_link, tip_link=args.tip_link)
         result.friction.save(friction_file(args.output))
         drives_written = identify_currents.write_drives(drives, gains, args.output)
+        validation = validate_runs(args, result, effort_delay, drives) if args.validate else None
     except (BagError, IdentificationError, ModelError, ValueError) as exc:
         return refuse("robodyn-ros identify", exc)
     print_report(result)
     print(f"identified model written to {args.output} ({args.urdf} is unchanged)"
           + (f", its drives to {drives_written}" if drives_written else ""))
     print(friction_note(friction_file(args.output)))
+    if validation:
+        print_validation(validation)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({**result.report(), **identify_currents.report(drives, gains)},
-                                              indent=2))
+        report = {**result.report(), **identify_currents.report(drives, gains),
+                  **({"validation": validation.report()} if validation else {})}
+        Path(args.json).write_text(json.dumps(report, indent=2))
         print(f"report: {args.json}")
     if args.plot:
         plot_torques(result, args.plot)
+    if validation and args.validation_plot:
+        plot_validation(validation, args.validation_plot)
     return 0
 
 
@@ -137,12 +161,30 @@ def friction_note(path) -> str:
             "URDF takes its friction as a sign law, without offsets")
 
 
+def effort_delay(args, recording):
+    """--effort-delay, or half a sample for efforts that are held commands (its help)."""
+    if args.effort_delay is not None:
+        return args.effort_delay
+    held = args.effort_topic is not None and recording.effort_source == args.effort_topic
+    return 0.5 * float(np.median(np.diff(recording.t))) if held else 0.0
+
+
+def cutoff(text):
+    """--cutoff's value: 'auto' or a frequency in Hz."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a frequency in Hz nor 'auto'") from None
+
+
 def friction_forms(specs, joints):
     """{joint: form spec} of the --friction options: JOINT=FORM for one joint, FORM for the rest."""
     every, forms = None, {}
     for spec in specs or ():
         head, sep, rest = spec.partition("=")
-        if sep and head != "tanh" and "+" not in head:
+        if sep and head not in ("tanh", "band") and "+" not in head:
             forms[head] = rest
         else:
             every = spec
@@ -178,25 +220,27 @@ def print_report(result):
 
 
 def plot_torques(result, path):
-    """Held-out torques measured and predicted by the identified and the nominal model, per joint."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """``torques_figure`` written to ``path``."""
+    from .plots import save
+
+    print(f"plot: {save(torques_figure(result), path)}")
+
+
+def torques_figure(result):
+    """Held-out torques measured and predicted by the identified and the nominal model, per joint
+    (the package's plot style, ``apps.plots``)."""
+    from .plots import REFERENCE, figure
 
     t, tau, predicted = result.held_out
     nominal = result.held_out_nominal
     joints = result.nominal.joint_names
-    fig, axes = plt.subplots(len(joints), 1, sharex=True, figsize=(9, 1.8 * len(joints)), squeeze=False)
+    fig, axes = figure(len(joints), 1, size=(9, 1.8 * len(joints)), sharex=True,
+                       title="held-out data: joint torques measured and predicted")
     for j, (ax, name) in enumerate(zip(axes[:, 0], joints)):
-        ax.plot(t - t[0], tau[:, j], "k", lw=1.2, label="measured")
-        ax.plot(t - t[0], predicted[:, j], "C1--", lw=1.0, label="identified")
-        ax.plot(t - t[0], nominal[:, j], "C0:", lw=1.0, label="nominal")
-        ax.set_ylabel(f"{name}\n(N·m or N)")
-    axes[0, 0].legend(loc="upper right", ncol=3, fontsize="small")
-    axes[0, 0].set_title("held-out data: joint torques measured and predicted")
+        ax.plot(t - t[0], tau[:, j], **REFERENCE, label="measured")
+        ax.plot(t - t[0], predicted[:, j], color="C0", ls="--", label="identified")
+        ax.plot(t - t[0], nominal[:, j], color="C1", ls=":", label="nominal")
+        ax.set_ylabel(f"{name}\n(N m or N)")
+    axes[0, 0].legend(loc="upper right", ncol=3)
     axes[-1, 0].set_xlabel("t (s)")
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"plot: {path}")
+    return fig

@@ -45,7 +45,8 @@ def efforts_to_torques(args, model, recordings, read, friction, progress=print):
         estimate = identify_drive_gains(model, recordings[0], read(args.payload_run), args.payload_mass,
                                         _vector(args.payload_com, "--payload-com"),
                                         friction=friction, cutoff_hz=args.cutoff,
-                                        max_gap=args.max_gap, edge_trim=args.edge_trim, progress=progress)
+                                        max_gap=args.max_gap, edge_trim=args.edge_trim, rest_band=args.rest_band,
+                                        progress=progress)
         drives = drives.with_gains(estimate.gains, estimate.std, f"identified from {args.bag} and "
                                    f"{args.payload_run} (payload {args.payload_mass:g} kg)")
         if estimate.statics:

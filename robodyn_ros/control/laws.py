@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dynamics.friction import REST_BAND, saturated_sign
 from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea
 from ..plumbing.kernels import (BOOL, BOOL_VECTOR, C_ARRAY3, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, INT,
                                 NDARRAY, PARAMETERS, VECTOR, Direct, inline, kernel)
@@ -271,7 +272,8 @@ class GravityCompensation(ControlLaw):
     sign(q̇) would chatter the full ±Fc on every sample. Within ``coulomb_velocity`` of zero the
     Coulomb term therefore ramps linearly (a boundary layer), so a joint at rest gets none and a
     moving one the model's full Fc; outside the band the compensation equals the model's
-    friction. ``coulomb_velocity = 0`` gives the discontinuous model term.
+    friction. ``coulomb_velocity = 0`` gives the discontinuous model term. The identification fits
+    the same term (``dynamics.friction``'s rest band, doc/identification.md).
     """
 
     parameters = {
@@ -280,7 +282,7 @@ class GravityCompensation(ControlLaw):
                             "the Coulomb compensation ramps linearly; set it above the velocity "
                             "noise (0 = sign(q̇))",
     }
-    defaults = {"friction": True, "coulomb_velocity": 0.01}
+    defaults = {"friction": True, "coulomb_velocity": REST_BAND}
 
     def _configure(self, params):
         self._friction = _flag("friction", params["friction"])
@@ -297,12 +299,13 @@ class GravityCompensation(ControlLaw):
 
     def friction_compensation(self, qd) -> np.ndarray:
         """The model's friction at velocity ``qd`` with its sign-law Coulomb band-limited (a
-        joint whose model has the smooth tanh law keeps it: it is a boundary layer already)."""
+        joint whose model has the smooth tanh law or a rest band of its own keeps it: it is a
+        boundary layer already)."""
         m = self.model
         qd = np.asarray(qd, dtype=float)
         if self._band == 0.0:
             return m.friction_torques(qd)
-        s = np.clip(qd / self._band, -1.0, 1.0)
+        s = saturated_sign(qd, self._band)
         banded = (m.viscous * qd + np.where(s > 0.0, m.coulomb_positive, m.coulomb_negative) * s
                   + m.friction_offset)
-        return np.where(m.coulomb_tanh > 0.0, m.friction_torques(qd), banded)
+        return np.where((m.coulomb_tanh > 0.0) | (m.coulomb_band > 0.0), m.friction_torques(qd), banded)

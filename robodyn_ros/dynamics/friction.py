@@ -6,10 +6,13 @@ inertial ones), where Coulomb is
 * symmetric ``coulomb``: f_c s(q̇);
 * ``asymmetric`` (the model's own, and the default): f_c⁺ max(s, 0) − f_c⁻ max(−s, 0);
 
-with s(q̇) the sign (zero at rest), or with ``tanh=v_s`` the smooth tanh(q̇ / v_s) of velocity
-scale v_s (a sigmoid law like Gaz et al.'s, without its shift); and ``offset`` a constant f_o (a
+with s(q̇) the sign (zero at rest); or with ``tanh=v_s`` the smooth tanh(q̇ / v_s) of velocity
+scale v_s (a sigmoid law like Gaz et al.'s, without its shift); or with ``band=v_b`` the sign
+saturated linearly within the rest band |q̇| < v_b (``saturated_sign``: the boundary layer of
+the gravity-compensation law's Coulomb term, ``control.laws``), so that a joint at rest carries
+no Coulomb friction of a sign its velocity noise would pick; and ``offset`` a constant f_o (a
 torque sensor's bias, or gravity the model misses). A form is written as a spec, e.g.
-``asymmetric``, ``coulomb+tanh=0.02+offset``.
+``asymmetric``, ``coulomb+tanh=0.02+offset``, ``asymmetric+band=0.01``.
 
 A URDF carries f_v (``<dynamics damping>``) and one Coulomb magnitude (``friction``), the package's
 block both magnitudes: the sign law. The smooth law and the offset live only in the friction file
@@ -28,21 +31,35 @@ from .joint_file import joint_entries
 from .link import ModelError
 
 FILE_FORMAT = "robodyn_ros.friction/1"
+REST_BAND = 0.01   # rad/s (m/s): the rest band's half-width where none is given, above a driver's velocity noise
+
+
+def saturated_sign(qd, band):
+    """sign(q̇) where |q̇| ≥ ``band``, q̇ / band within it (the Coulomb term's boundary layer);
+    the plain sign where ``band`` is 0 (a number, or one per joint)."""
+    qd, band = np.asarray(qd, dtype=float), np.asarray(band, dtype=float)
+    return np.where(band > 0.0, np.clip(qd / np.where(band > 0.0, band, 1.0), -1.0, 1.0), np.sign(qd))
 
 
 @dataclasses.dataclass(frozen=True)
 class FrictionForm:
     """One joint's friction law (module docstring): ``coulomb`` "asymmetric" or "symmetric";
-    ``velocity_scale`` v_s > 0 for tanh(q̇ / v_s), 0 for the sign; ``offset`` a constant term."""
+    ``velocity_scale`` v_s > 0 for tanh(q̇ / v_s), ``band`` v_b > 0 for the sign saturated within
+    |q̇| < v_b, both 0 for the sign; ``offset`` a constant term."""
     coulomb: str = "asymmetric"
     velocity_scale: float = 0.0
     offset: bool = False
+    band: float = 0.0
 
     def __post_init__(self):
         if self.coulomb not in ("asymmetric", "symmetric"):
             raise ModelError(f"friction: coulomb must be 'asymmetric' or 'symmetric', got {self.coulomb!r}")
         if not (np.isfinite(self.velocity_scale) and self.velocity_scale >= 0.0):
             raise ModelError(f"friction: the tanh velocity scale must be finite and > 0, got {self.velocity_scale}")
+        if not (np.isfinite(self.band) and self.band >= 0.0):
+            raise ModelError(f"friction: the rest band must be finite and > 0, got {self.band}")
+        if self.band and self.velocity_scale:
+            raise ModelError("friction: a Coulomb term is either tanh=V or band=V, not both")
         if self.coulomb == "asymmetric" and self.offset:
             # max(s, 0) − min(s, 0) = |s| = 1 wherever q̇ ≠ 0: the offset's column is the difference
             # of the two Coulomb ones (c⁺ = f_c + f_o, c⁻ = f_c − f_o), which no data can separate
@@ -50,33 +67,38 @@ class FrictionForm:
                              "offset; take coulomb+offset")
 
     @classmethod
-    def parse(cls, spec):
+    def parse(cls, spec, band=0.0):
         """A form of its spec: '+'-joined ``viscous`` (always there), ``coulomb`` or ``asymmetric``,
-        ``tanh=V`` (V in rad/s or m/s), ``offset``."""
-        coulomb, scale, offset = "asymmetric", 0.0, False
+        the Coulomb term's shape ``sign``, ``tanh=V`` or ``band=V`` (V in rad/s or m/s),
+        ``offset``. ``band``: the rest band of a spec that names no shape (0: the sign)."""
+        coulomb, shape, offset = "asymmetric", {"band": band}, False
         for token in filter(None, str(spec).replace(" ", "").split("+")):
             name, _, value = token.partition("=")
             if name in ("coulomb", "symmetric"):
                 coulomb = "symmetric"
             elif name == "asymmetric":
                 coulomb = "asymmetric"
-            elif name == "tanh":
+            elif name == "sign":
+                shape = {}
+            elif name in ("tanh", "band"):
                 try:
-                    scale = float(value)
+                    width = float(value)
                 except ValueError:
-                    scale = -1.0
-                if not scale > 0.0:
-                    raise ModelError(f"friction spec {spec!r}: tanh needs its velocity scale, e.g. tanh=0.02")
+                    width = -1.0
+                if not width > 0.0:
+                    raise ModelError(f"friction spec {spec!r}: {name} needs its velocity, e.g. {name}=0.02")
+                shape = {"velocity_scale" if name == "tanh" else "band": width}
             elif name == "offset":
                 offset = True
             elif name != "viscous":
                 raise ModelError(f"friction spec {spec!r}: unknown term {token!r} (viscous, coulomb, "
-                                 "asymmetric, tanh=V, offset)")
-        return cls(coulomb, scale, offset)
+                                 "asymmetric, sign, tanh=V, band=V, offset)")
+        return cls(coulomb, offset=offset, **shape)
 
     def spec(self):
         return "+".join(["viscous", "coulomb" if self.coulomb == "symmetric" else "asymmetric"]
                         + ([f"tanh={self.velocity_scale:g}"] if self.velocity_scale else [])
+                        + ([f"band={self.band:g}"] if self.band else [])
                         + (["offset"] if self.offset else []))
 
     def names(self):
@@ -87,7 +109,7 @@ class FrictionForm:
     def columns(self, qd):
         """The regressor columns (N, len(names)) of velocities ``qd`` (N,): τ_f = columns @ values."""
         qd = np.asarray(qd, dtype=float)
-        s = np.tanh(qd / self.velocity_scale) if self.velocity_scale else np.sign(qd)
+        s = np.tanh(qd / self.velocity_scale) if self.velocity_scale else saturated_sign(qd, self.band)
         coulomb = [s] if self.coulomb == "symmetric" else [np.maximum(s, 0.0), np.minimum(s, 0.0)]
         return np.stack([qd, *coulomb] + ([np.ones_like(qd)] if self.offset else []), axis=-1)
 

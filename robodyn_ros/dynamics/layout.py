@@ -23,7 +23,8 @@ COULOMB_NEG = 25        # Coulomb force magnitude for qd < 0
 PRISMATIC = 26          # 1.0 for a prismatic joint, 0.0 for a revolute one
 COULOMB_TANH = 27       # v_s > 0: Coulomb friction as tanh(qd / v_s); 0: as the sign of qd
 FRICTION_OFFSET = 28    # a constant friction torque (N m or N)
-N_COLUMNS = 29
+COULOMB_BAND = 29       # v_b > 0: Coulomb friction as the sign of qd saturated within |qd| < v_b
+N_COLUMNS = 30
 # P, row n: the tip frame in the last joint frame, then gravity in the base frame
 TIP_ROTATION = 0        # (9, row-major)
 TIP_ORIGIN = 9          # (3)
@@ -66,6 +67,7 @@ def pack(links, tip, gravity):
         row[COULOMB_NEG] = link.coulomb_negative
         row[COULOMB_TANH] = link.coulomb_tanh
         row[FRICTION_OFFSET] = link.friction_offset
+        row[COULOMB_BAND] = link.coulomb_band
         row[PRISMATIC] = 1.0 if link.joint == _PRISMATIC_KIND else 0.0
     P[n, TIP_ROTATION:TIP_ROTATION + 9] = tip[:3, :3].ravel()
     P[n, TIP_ORIGIN:TIP_ORIGIN + 3] = tip[:3, 3]

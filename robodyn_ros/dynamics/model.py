@@ -26,6 +26,7 @@ from . import kinematics as _kinematics
 from . import newton_euler as _ne
 from . import urdf as _urdf
 from .frames import TIP, frame_table, resolve
+from .friction import saturated_sign
 from .layout import pack
 from .link import Chain, ModelError, combine_bodies
 
@@ -44,7 +45,7 @@ _FORWARD_WRENCH = Direct(_forward.forward_dynamics, PARAMETERS, VECTOR, VECTOR, 
                          PARAMETER_VECTOR, INT, VECTOR)
 _PER_JOINT = {"lower": "lower", "upper": "upper", "armature": "armature", "viscous": "viscous",
               "coulomb_positive": "coulomb_positive", "coulomb_negative": "coulomb_negative",
-              "coulomb_tanh": "coulomb_tanh", "friction_offset": "friction_offset",
+              "coulomb_tanh": "coulomb_tanh", "friction_offset": "friction_offset", "coulomb_band": "coulomb_band",
               "velocity_limit": "velocity", "effort_limit": "effort"}
 
 
@@ -153,7 +154,7 @@ class RobotModel:
                 link, viscous=named["viscous"],
                 coulomb_positive=named.get("coulomb_positive", named.get("coulomb")),
                 coulomb_negative=named.get("coulomb_negative", named.get("coulomb")),
-                coulomb_tanh=form.velocity_scale, friction_offset=named.get("offset", 0.0)))
+                coulomb_tanh=form.velocity_scale, coulomb_band=form.band, friction_offset=named.get("offset", 0.0)))
         return RobotModel(links, self.tip, self.gravity, self.name, self.frames)
 
     # ------------------------------------------------------------------ dynamics
@@ -169,11 +170,12 @@ class RobotModel:
 
     def friction_torques(self, qd):
         """The joint friction at velocity qd, as Newton–Euler's (``newton_euler.joint_friction``):
-        viscous, Coulomb (the sign, zero at exactly zero velocity, or tanh(qd / coulomb_tanh)) and
-        the offset."""
+        viscous, Coulomb (the sign, zero at exactly zero velocity, tanh(qd / coulomb_tanh), or the
+        sign saturated within |qd| < coulomb_band) and the offset."""
         qd = np.asarray(qd, dtype=float)
-        smooth = self.coulomb_tanh > 0.0
-        s = np.where(smooth, np.tanh(qd / np.where(smooth, self.coulomb_tanh, 1.0)), np.sign(qd))
+        smooth, banded = self.coulomb_tanh > 0.0, self.coulomb_band > 0.0
+        s = np.where(smooth, np.tanh(qd / np.where(smooth, self.coulomb_tanh, 1.0)),
+                     saturated_sign(qd, np.where(banded, self.coulomb_band, 0.0)))
         return (self.viscous * qd + self.coulomb_positive * np.maximum(s, 0.0)
                 + self.coulomb_negative * np.minimum(s, 0.0) + self.friction_offset)
 

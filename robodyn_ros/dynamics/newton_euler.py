@@ -14,8 +14,8 @@ import numpy as np
 
 from ..plumbing.kernels import as_declared, as_read_only, inline, kernel, scratch, state_kernel
 from .joint_frames import inertia, place_joint, rotate_back, to_parent
-from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, COULOMB_TANH, FIRST_MOMENT, FRICTION_OFFSET,
-                     GRAVITY_VECTOR, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT,
+from .layout import (ARMATURE, COULOMB_BAND, COULOMB_NEG, COULOMB_POS, COULOMB_TANH, FIRST_MOMENT,
+                     FRICTION_OFFSET, GRAVITY_VECTOR, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT,
                      PRISMATIC, RNEA_COLUMNS, VISCOUS)
 
 # bits of ``mode``
@@ -76,14 +76,14 @@ def add_net_wrench(ws, i, f0, f1, f2, n0, n1, n2):
 
 @inline
 def joint_friction(P, i, qdi):
-    """Joint i's friction at the velocity qdi: viscous, Coulomb (the sign of qdi, or tanh(qdi /
-    v_s) where the model has a velocity scale v_s; each direction with its own magnitude) and a
-    constant offset (dynamics.friction's forms). The one place it is written: Newton–Euler, the
-    drive stage and the momentum observer call it."""
+    """Joint i's friction at the velocity qdi: viscous, Coulomb (the sign of qdi, tanh(qdi / v_s)
+    where the model has a velocity scale v_s, or the sign saturated within its rest band v_b; each
+    direction with its own magnitude) and a constant offset (dynamics.friction's forms). The one
+    place it is written: Newton–Euler, the drive stage and the momentum observer call it."""
     t = P[i, VISCOUS] * qdi + P[i, FRICTION_OFFSET]
-    scale = P[i, COULOMB_TANH]
-    if scale > 0.0:
-        s = np.tanh(qdi / scale)
+    scale, band = P[i, COULOMB_TANH], P[i, COULOMB_BAND]
+    if scale > 0.0 or band > 0.0:
+        s = np.tanh(qdi / scale) if scale > 0.0 else min(max(qdi / band, -1.0), 1.0)
         t = t + (P[i, COULOMB_POS] if s > 0.0 else P[i, COULOMB_NEG]) * s
     elif qdi > 0.0:
         t = t + P[i, COULOMB_POS]

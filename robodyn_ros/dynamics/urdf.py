@@ -1,6 +1,9 @@
 """URDF loader, parsed with urdfdom-py (``urdf_parser_py``), the parser ROS itself ships.
 
-The chain runs from ``root_link`` to ``tip_link``. Every link hanging off a chain link through fixed
+The chain runs from ``root_link`` to ``tip_link``; without one, to the single leaf link or, among
+several (a ROS-Industrial description's ``base``, ``tool0``, ``ft_frame``, ...), to its tool frame
+``tool0``, else ``flange`` (``TOOL_FRAMES``), said in a one-line ``TipChosen`` warning. Every link
+hanging off a chain link through fixed
 joints (a flange, a gripper, also beyond the tip) is lumped into that chain link's body; branches off
 the chain through movable joints are left out with a warning; a link with no <inertial> is massless.
 A joint about any unit axis becomes a joint about z by turning its frame (``Q e_z = axis``). The
@@ -27,6 +30,12 @@ from .link import PRISMATIC, REVOLUTE, Chain, Link, ModelError, combine_bodies
 from .transforms import homogeneous, rotation_taking_z_to, rpy_to_matrix
 
 _MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+# the tool frames of ROS-Industrial's serial-manipulator conventions, in the order a tip is taken
+TOOL_FRAMES = ("tool0", "flange")
+
+
+class TipChosen(UserWarning):
+    """The chain's tip taken among several leaf links (``TOOL_FRAMES``)."""
 # top-level elements other tools own; urdf_parser_py complains about them, they are not errors
 _FOREIGN_TAGS = ("ros2_control", "gazebo", "robodyn_ros", "transmission")
 
@@ -139,10 +148,14 @@ def _chain(robot, source, root_link, tip_link):
                              f"(links: {sorted(links)})")
     if tip_link is None:
         leaves = sorted(_leaves(root_link, children))
-        if len(leaves) != 1:
-            raise ModelError(f"{source}: several leaf links below '{root_link}': {leaves}; "
-                             "say which one is the tip with tip_link")
-        tip_link = leaves[0]
+        tool = next((name for name in TOOL_FRAMES if name in leaves), None)
+        if len(leaves) != 1 and tool is None:
+            raise ModelError(f"{source}: several leaf links below '{root_link}': {leaves}, none of them "
+                             f"{' or '.join(TOOL_FRAMES)}; say which one is the tip with tip_link")
+        tip_link = leaves[0] if len(leaves) == 1 else tool
+        if len(leaves) > 1:
+            warnings.warn(TipChosen(f"{source}: tip_link '{tool}' (the tool frame) of the leaf links {leaves} "
+                                    f"below '{root_link}'; set tip_link to take another"), stacklevel=4)
     chain, link = [], tip_link
     while link != root_link:
         if link not in parent_joint:

@@ -14,7 +14,7 @@ import struct
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +55,13 @@ class Recording:
     effort_source: str | None
     dropped: int = 0
     repeated: int = 0
+
+    def rows(self, keep):
+        """The recording of the states where ``keep`` (bool (N,)), its times from the first kept."""
+        times = self.time_ns[keep]
+        fields = {f: None if getattr(self, f) is None else getattr(self, f)[keep]
+                  for f in ("position", "velocity", "effort")}
+        return replace(self, t=(times - times[0]) * 1e-9, time_ns=times, **fields)
 
 
 def read_joint_states(bag, joints: Sequence[str] | None = None, topic: str = "/joint_states",
@@ -165,6 +172,13 @@ def read_messages(bag, topic: str, msgtype: str | None = None):
     with _opened(path) as reader:
         for _, receive_ns, msg in _messages(reader, path, topic, msgtype):
             yield receive_ns, msg
+
+
+def topic_type(bag, topic: str) -> str:
+    """The message type of ``topic`` in ``bag``; BagError (listing the bag's topics) when absent."""
+    path = Path(bag)
+    with _opened(path) as reader:
+        return _connections(reader, path, topic)[0].msgtype
 
 
 def _messages(reader, path, topic, msgtype):

@@ -35,15 +35,16 @@ import dataclasses
 
 import numpy as np
 
+from ..dynamics.friction import REST_BAND
 from ..dynamics.inertial_parameters import BODY_COLUMNS, standard_parameters
 from .gram import accumulate, predictions
-from .identify import CUTOFF_HZ, IdentificationError, _states
+from .identify import IdentificationError, processed_states
 from .layout import Layout
-from .samples import MAX_GAP
+from .processing import choose
+from .rest import check_band
 
-REST_SPEED = 0.01     # rad/s (m/s): a state with every joint slower than this, ...
-REST_ACCELERATION = 0.05   # rad/s² (m/s²): ... and accelerating less, is at rest
-SLOW = 0.05           # rad/s (m/s): a joint slower than this is left out of its row (_moving_grams)
+REST_ACCELERATION = 0.05   # rad/s² (m/s²): a state with every joint slower than REST_BAND and
+#                            accelerating less than this is at rest (the statics)
 MAX_ITERATIONS = 50
 MIN_MOVING_STATES = 100   # per joint, over both runs
 POORLY_KNOWN = 0.02   # a gain whose relative σ exceeds this is named (DriveGainEstimate.warning)
@@ -128,29 +129,37 @@ class DriveGainEstimate:
 
 
 def identify_drive_gains(model, run, payload_run, payload_mass, payload_com=None, *, friction=None,
-                         cutoff_hz=CUTOFF_HZ, max_gap=MAX_GAP, edge_trim=None, progress=print):
+                         cutoff_hz=None, max_gap=None, edge_trim=None, rest_band=REST_BAND, progress=print):
     """The drive gains of every joint of ``model`` and its parameters (module docstring) from
     ``run`` and ``payload_run`` (``bag.Recording``s whose efforts are the motor currents, the second
     with a payload of ``payload_mass`` kg fixed to the tip; ``payload_com``: its centre of mass in
-    the tip frame, if known). ``friction``: the friction forms (``layout.Layout.of``)."""
+    the tip frame, if known). ``friction``: the friction forms (``layout.Layout.of``, as
+    ``identify`` takes them). ``cutoff_hz`` and ``max_gap``: as ``identify``'s, from ``run``'s
+    sample rate and bandwidth when None (``processing.choose``; "auto" takes that rule too: no
+    search here); ``rest_band``: as ``identify``'s, a joint's rows at rest left out of its fit."""
     if not (np.isfinite(payload_mass) and payload_mass > 0.0):
         raise IdentificationError(f"the payload's mass must be positive (kg), got {payload_mass}")
-    layout = Layout.of(model, friction)
+    check_band(rest_band)
+    layout = Layout.of(model, friction, band=REST_BAND)
     base, n, p = layout.base, model.dof, len(layout.names)
+    settings = choose(run.t, run.position, run.velocity, None if cutoff_hz == "auto" else cutoff_hz, max_gap)
+    cutoff_hz, max_gap = settings.cutoff_hz, settings.max_gap
     grams, counts, states = [], [], {}
     for name, recording in (("run", run), ("payload run", payload_run)):
-        t, q, qd, qdd, current = _states(model, recording, cutoff_hz, 0.0, max_gap, edge_trim, name)[0]
-        # a joint still or slow has a friction no sign law knows (anything up to stiction at rest):
-        # its row leaves those states out; where the whole arm rests they check the statics (_statics)
-        moving, count = _moving_grams(layout, q, qd, qdd, current)
+        (t, q, qd, qdd, current, coulomb, rest), _ = processed_states(model, layout, recording, cutoff_hz, 0.0,
+                                                                      max_gap, edge_trim, name, rest_band)
+        # a joint at rest has a friction no Coulomb law knows (anything up to stiction): its rows
+        # there are left out, as identify leaves them (rest.py); where the whole arm rests they
+        # check the statics (_statics)
+        moving = accumulate(layout, q, qd, qdd, current, rest=rest, coulomb=coulomb)
         grams.append(moving)
-        counts.append(count)
+        counts.append(moving.rows)
         states[name] = (q, qd, qdd, current, float(np.median(np.diff(t))))
     still = [j for j, count in zip(model.joint_names, counts[0] + counts[1]) if count < MIN_MOVING_STATES]
     if still:
         raise IdentificationError(f"{run.source}, {payload_run.source}: the joints {still} barely move (fewer than "
-                                  f"{MIN_MOVING_STATES} states faster than {SLOW:g} rad/s): their drive gains "
-                                  "cannot be identified; move every joint in both runs")
+                                  f"{MIN_MOVING_STATES} states outside the rest band, {rest_band:g} rad/s): "
+                                  "their drive gains cannot be identified; move every joint in both runs")
     known, free = _payload_columns(model, payload_mass, payload_com, p)
     last = np.arange(_BODY * (n - 1), _BODY * n)
     # π_run = D_run z + c_run with z = [base parameters, the payload's free ones]
@@ -193,22 +202,10 @@ def identify_drive_gains(model, run, payload_run, payload_mass, payload_com=None
                              {name: len(s[0]) for name, s in states.items()}, iterations, statics)
 
 
-def _moving_grams(layout, q, qd, qdd, current):
-    """(JointGrams, states per joint) of the states where each joint moves: joint j's block over
-    the states where |q̇_j| ≥ SLOW (a sign law knows neither stiction nor Stribeck's fall, and the
-    filter smears a reversal's step over a few hundredths of a second)."""
-    blocks, counts = [], []
-    for j in range(layout.model.dof):
-        keep = np.abs(qd[:, j]) >= SLOW
-        grams = accumulate(layout, q[keep], qd[keep], qdd[keep], current[keep])
-        blocks.append(grams.blocks[j])
-        counts.append(int(keep.sum()))
-    return dataclasses.replace(grams, blocks=tuple(blocks)), np.array(counts)
-
-
 def at_rest(qd, qdd):
-    """(N,) True where every joint is still (REST_SPEED, REST_ACCELERATION)."""
-    return np.all(np.abs(qd) < REST_SPEED, axis=1) & np.all(np.abs(qdd) < REST_ACCELERATION, axis=1)
+    """(N,) True where every joint is still: its filtered velocity inside the laws' rest band
+    (``REST_BAND``) and its acceleration below REST_ACCELERATION."""
+    return np.all(np.abs(qd) < REST_BAND, axis=1) & np.all(np.abs(qdd) < REST_ACCELERATION, axis=1)
 
 
 def _payload_columns(model, mass, com, p):

@@ -7,7 +7,8 @@ estimate (``estimate.consistent_from_gram``); |y_j − Y_j π|² = [π, −1]ᵀ
 residual of any π. So memory is one chunk of Y (``CHUNK`` states) plus n small matrices, whatever
 the run's length. Joint j's row of Y is zero for the bodies before j and the other joints' drives
 (``Layout.joint_columns``): its matrix covers its own columns only, a quarter of the work of the
-whole row for a 7-joint arm.
+whole row for a 7-joint arm. A joint's rows at rest can be left out of its matrix (``rest``: its
+friction there is unknown, doc/identification.md), so each joint counts its own ``rows``.
 """
 from __future__ import annotations
 
@@ -24,11 +25,16 @@ CHUNK = 4096   # states per regressor chunk: 4096 × 7 × 98 doubles = 22 MB
 class JointGrams:
     """Per joint j, ``columns[j]`` (its columns of Y) and ``blocks[j]`` = [Y_j y_j]ᵀ[Y_j y_j] over
     those columns and its torque (square, one more than its columns); ``states`` added; ``p`` Y's
-    columns."""
+    columns; ``rows[j]`` the states in joint j's matrix (all of them unless some were left out)."""
     columns: tuple
     blocks: tuple
     states: int
     p: int
+    rows: np.ndarray = None
+
+    def __post_init__(self):
+        rows = np.full(len(self.blocks), self.states) if self.rows is None else np.asarray(self.rows)
+        object.__setattr__(self, "rows", rows)
 
     def matrix(self, columns, weights=None):
         """M = Σ_j w_j² [Y_j[:, columns] y_j]ᵀ[Y_j[:, columns] y_j] over the global ``columns``."""
@@ -55,8 +61,10 @@ class JointGrams:
         return np.array([A[-1, -1] for A in self.blocks])
 
 
-def accumulate(layout, q, qd, qdd, tau, chunk=CHUNK):
-    """The JointGrams of states (q, q̇, q̈) (N, n) and torques τ (N, n) for ``layout``'s regressor."""
+def accumulate(layout, q, qd, qdd, tau, chunk=CHUNK, rest=None, coulomb=None):
+    """The JointGrams of states (q, q̇, q̈) (N, n) and torques τ (N, n) for ``layout``'s regressor;
+    ``rest`` (N, n) bool: joint j's rows left out of its matrix where ``rest[:, j]``; ``coulomb``
+    (N, m): the Coulomb columns (``Layout.regressor``)."""
     n, p = layout.model.dof, len(layout.names)
     columns = tuple(layout.joint_columns(j) for j in range(n))
     blocks = [np.zeros((len(c) + 1, len(c) + 1)) for c in columns]
@@ -65,21 +73,24 @@ def accumulate(layout, q, qd, qdd, tau, chunk=CHUNK):
     with one_blas_thread():
         for start in range(0, len(q), chunk):
             rows = slice(start, start + chunk)
-            Y = layout.regressor(q[rows], qd[rows], qdd[rows])
+            Y = layout.regressor(q[rows], qd[rows], qdd[rows], None if coulomb is None else coulomb[rows])
             for j, own in enumerate(columns):
                 Wy = buffers[j][:len(Y)]
                 np.take(Y[:, j, :], own, axis=1, out=Wy[:, :-1])
                 Wy[:, -1] = tau[rows, j]
+                if rest is not None:
+                    Wy[rest[rows, j]] = 0.0
                 blocks[j] += Wy.T @ Wy
-    return JointGrams(columns, tuple(blocks), len(q), p)
+    counts = None if rest is None else len(q) - np.count_nonzero(rest, axis=0)
+    return JointGrams(columns, tuple(blocks), len(q), p, counts)
 
 
-def predictions(layout, q, qd, qdd, parameter_sets, chunk=CHUNK):
-    """Y π (N, n) of each π in ``parameter_sets``, chunk by chunk."""
+def predictions(layout, q, qd, qdd, parameter_sets, chunk=CHUNK, coulomb=None):
+    """Y π (N, n) of each π in ``parameter_sets``, chunk by chunk (``coulomb``: as ``accumulate``)."""
     out = [np.empty(q.shape) for _ in parameter_sets]
     for start in range(0, len(q), chunk):
         rows = slice(start, start + chunk)
-        Y = layout.regressor(q[rows], qd[rows], qdd[rows])
+        Y = layout.regressor(q[rows], qd[rows], qdd[rows], None if coulomb is None else coulomb[rows])
         for o, pi in zip(out, parameter_sets):
             o[rows] = Y @ pi
     return out

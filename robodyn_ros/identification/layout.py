@@ -31,16 +31,17 @@ class Layout:
     base: BaseParameters     # in this layout
 
     @classmethod
-    def of(cls, model, friction=None):
+    def of(cls, model, friction=None, band=0.0):
         """``friction``: None (the default form), a FrictionForm or spec for every joint, or a
-        {joint: form or spec} (the others default)."""
+        {joint: form or spec} (the others default). ``band``: the rest band of the default form
+        and of a spec that names no Coulomb shape (0: the sign, the regressor's own)."""
         n = model.dof
         if friction is None or isinstance(friction, (str, FrictionForm)):
             friction = {name: friction for name in model.joint_names}
         unknown = sorted(set(friction) - set(model.joint_names))
         if unknown:
             raise ValueError(f"friction forms for joints the model lacks: {unknown} (it has {model.joint_names})")
-        forms = tuple(_form(friction.get(name)) for name in model.joint_names)
+        forms = tuple(_form(friction.get(name), band) for name in model.joint_names)
         drive_layout = tuple(("armature",) + form.names() for form in forms)
         names = tuple(parameter_names(model)[:_BODY * n]) + tuple(
             f"{joint}.{column}" for joint, drive in zip(model.joint_names, drive_layout) for column in drive)
@@ -75,20 +76,32 @@ class Layout:
         """True when this is the model's own standard layout (every joint's form the default)."""
         return all(form == FrictionForm() for form in self.forms)
 
-    def regressor(self, q, qd, qdd):
-        """Y (N, n, p) of this layout."""
+    def regressor(self, q, qd, qdd, coulomb=None):
+        """Y (N, n, p) of this layout; ``coulomb`` (N, m): the Coulomb columns to use instead of
+        the forms' of ``qd`` (``coulomb_columns`` filtered as the torque is: ``rest``)."""
         n = self.model.dof
         Y = regressor(self.model, q, qd, qdd)
-        if self.standard:
+        if self.standard and coulomb is None:
             return Y
         out = np.zeros(Y.shape[:-1] + (len(self.names),))
         out[..., :_BODY * n] = Y[..., :_BODY * n]
-        column = _BODY * n
+        column, at = _BODY * n, 0
         for j, form in enumerate(self.forms):
             out[..., column] = Y[..., _BODY * n + _DRIVE * j]                 # armature
-            out[..., j, column + 1:column + 1 + len(form.names())] = form.columns(np.asarray(qd)[..., j])
+            drive = form.columns(np.asarray(qd)[..., j])
+            if coulomb is not None:
+                count = len(form.names()) - 1 - form.offset
+                drive[..., 1:1 + count] = coulomb[..., at:at + count]
+                at += count
+            out[..., j, column + 1:column + 1 + len(form.names())] = drive
             column += 1 + len(form.names())
         return out
+
+    def coulomb_columns(self, qd):
+        """(N, m): every joint's Coulomb columns of its form at velocities ``qd`` (N, n), joint by joint."""
+        qd = np.asarray(qd, dtype=float)
+        return np.concatenate([form.columns(qd[..., j])[..., 1:len(form.names()) - form.offset]
+                               for j, form in enumerate(self.forms)], axis=-1)
 
     def nominal(self):
         """The nominal model's parameters in this layout (offsets zero, a symmetric Coulomb the mean)."""
@@ -122,7 +135,7 @@ class Layout:
         return np.array([viscous, *coulomb] + ([0.0] if form.offset else []))
 
 
-def _form(value):
+def _form(value, band):
     if value is None:
-        return FrictionForm()
-    return value if isinstance(value, FrictionForm) else FrictionForm.parse(value)
+        return FrictionForm(band=band)
+    return value if isinstance(value, FrictionForm) else FrictionForm.parse(value, band)

@@ -6,11 +6,14 @@ must be smooth, free of delay, and treated alike:
 * one Butterworth low-pass of order ``order`` applied forward and backward (``sosfiltfilt``:
   zero phase, so no channel is delayed; the magnitude is squared, −6 dB at the cut-off) to
   q (or the measured q̇) and to τ, so that q̈ and τ carry the same attenuation;
-* derivatives by central differences (``np.gradient`` with the time step) of the filtered
-  signal, not filtered again as FloBaRoID and BIRDy do: a second pass would attenuate q̈ by |H|²
-  where q and τ carry |H|, and it is not needed, since the forward-backward filter falls by
-  2·order·20 dB per decade (160 dB for order 4) where two differentiations rise by 40 (white
-  noise on q leaves in q̈ what the tests predict from these two responses);
+* derivatives by the five-point central stencil (``derivative``, fourth order) of the filtered
+  signal, whose gain at frequency f departs from 2πf by (2πf Δt)⁴ / 30: 1e-5 at 2 Hz sampled at
+  100 Hz, where the three-point one's (2πf Δt)² / 6 is 3e-3 — a bias on q̈ that a logger's
+  100 Hz would leave in the inertias. Not filtered again as FloBaRoID and BIRDy do: a second
+  pass would attenuate q̈ by |H|² where q and τ carry |H|, and it is not needed, since the
+  forward-backward filter falls by 2·order·20 dB per decade (160 dB for order 4) where two
+  differentiations rise by 40 (white noise on q leaves in q̈ what the tests predict from these
+  two responses);
 * the filter's edge transient trimmed off: the same number of samples from both ends of every
   channel, so that all stay aligned with the returned times.
 
@@ -69,7 +72,8 @@ def filter_and_differentiate(t, q, cutoff_hz, *, qd=None, tau=None, order=4, tri
     """q, q̇, q̈ (and τ) from samples ``q`` (N, n) (or (N,) for one joint) at times ``t`` (N,) in s.
 
     ``qd``: measured velocities (N, n), filtered and used instead of differentiating q (q̈ is then
-    their derivative). ``tau``: measured joint forces (N, n), filtered alike. ``cutoff_hz``: the
+    their derivative). ``tau``: measured joint forces (N, n), filtered alike, with any further
+    channels to filter as they are (N, n + m). ``cutoff_hz``: the
     low-pass cut-off; ``order``: the Butterworth order of one pass. ``trim``: samples dropped at each
     end (default: eight time constants of the filter's slowest pole, ~3.3/``cutoff_hz`` s for
     order 4). ``jitter``: the relative deviation of a sample interval from the median beyond which
@@ -94,7 +98,7 @@ def filter_and_differentiate(t, q, cutoff_hz, *, qd=None, tau=None, order=4, tri
             raise ValueError(f"{name} must be (N,) or (N, n) with N = len(t) = {t.size}, got shape "
                              f"{np.shape(value)}")
         n = array.shape[1] if n is None else n
-        if array.shape[1] != n:
+        if array.shape[1] < n or (array.shape[1] > n and name != "tau"):   # τ: more channels to filter alike
             raise ValueError(f"{name} has {array.shape[1]} joints where q has {n}")
         if not np.all(np.isfinite(array)):
             row = int(np.argmax(~np.all(np.isfinite(array), axis=1)))
@@ -124,16 +128,40 @@ def filter_and_differentiate(t, q, cutoff_hz, *, qd=None, tau=None, order=4, tri
                          f"transient at {cutoff_hz:g} Hz): record longer or pass a smaller trim (edge trim)")
 
     def smooth(x):
-        return sosfiltfilt(sos, x, axis=0)
+        # along the transpose's contiguous axis: the same numbers, a fifth faster than along axis 0
+        return sosfiltfilt(sos, x.T, axis=1).T
 
     q_f = smooth(channels["q"])
-    qd_f = np.gradient(q_f, dt, axis=0) if channels["qd"] is None else smooth(channels["qd"])
-    qdd_f = np.gradient(qd_f, dt, axis=0)
+    qd_f = derivative(q_f, dt) if channels["qd"] is None else smooth(channels["qd"])
+    qdd_f = derivative(qd_f, dt)
     tau_f = None if channels["tau"] is None else smooth(channels["tau"])
     keep = slice(trim, t.size - trim)
     return FilteredSignals(t=t[keep], q=q_f[keep], qd=qd_f[keep], qdd=qdd_f[keep],
                            tau=None if tau_f is None else tau_f[keep], fs=fs, cutoff_hz=cutoff_hz,
                            trimmed=trim, resampled=resampled)
+
+
+def derivative(x, dt):
+    """dx/dt of samples ``x`` (N, ...) ``dt`` apart: (x[k−2] − 8 x[k−1] + 8 x[k+1] − x[k+2]) / (12 dt)
+    inside, central (then one-sided) differences on the two samples at each end, which the edge
+    trim drops."""
+    d = np.gradient(x, dt, axis=0, edge_order=2) if len(x) > 2 else np.gradient(x, dt, axis=0)
+    if len(x) > 4:
+        d[2:-2] = (x[:-4] - 8.0 * x[1:-3] + 8.0 * x[3:-1] - x[4:]) / (12.0 * dt)
+    return d
+
+
+def absolute_response(cutoff_hz, fs, order=4):
+    """|h|, the forward-backward filter's impulse response in absolute value, over ± the edge
+    trim at sample rate ``fs``, summing to 1: how much of a filtered value one sample k steps
+    away can make at most (its side lobes ring, so the filtered indicator of a set of samples
+    would understate their share)."""
+    sos = butter(order, cutoff_hz / (fs / 2.0), output="sos")
+    half = _edge_samples(fs, cutoff_hz, order)
+    impulse = np.zeros(2 * half + 1)
+    impulse[half] = 1.0
+    mass = np.abs(sosfiltfilt(sos, impulse))
+    return mass / mass.sum()
 
 
 def edge_seconds(cutoff_hz, order=4):

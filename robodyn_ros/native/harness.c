@@ -195,8 +195,9 @@ void rnea_floor(const double *P, int64_t n, const double *q, const double *qd, c
         }
         /* the friction summed as newton_euler.joint_friction sums it, then added: bit for bit */
         double fr = AT(i, VISCOUS) * qd[i] + AT(i, FRICTION_OFFSET);
-        if (AT(i, COULOMB_TANH) > 0.0) {
-            double s = tanh(qd[i] / AT(i, COULOMB_TANH));
+        if (AT(i, COULOMB_TANH) > 0.0 || AT(i, COULOMB_BAND) > 0.0) {
+            double s = AT(i, COULOMB_TANH) > 0.0 ? tanh(qd[i] / AT(i, COULOMB_TANH))
+                       : fmin(fmax(qd[i] / AT(i, COULOMB_BAND), -1.0), 1.0);
             fr += (s > 0.0 ? AT(i, COULOMB_POS) : AT(i, COULOMB_NEG)) * s;
         } else if (qd[i] > 0.0)
             fr += AT(i, COULOMB_POS);
