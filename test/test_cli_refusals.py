@@ -62,7 +62,8 @@ def test_check_urdf_exits_1_when_our_model_refuses_the_chain(tmp_path, capsys):
     sensor = ('<link name="sensor"/><joint name="sensor_mount" type="fixed"><parent link="link_1"/>'
               '<child link="sensor"/></joint></robot>')
     assert main(["check-urdf", broken(tmp_path, "tool0.urdf", lambda text: text.replace("</robot>", sensor))]) == 0
-    capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "tip_link 'tool0' (the tool frame)" in out, out   # which chain was judged, said
     two_leaves = broken(tmp_path, "two_leaves.urdf",
                         lambda text: text.replace('"tool0"', '"tcp"').replace("</robot>", sensor))
     assert main(["check-urdf", two_leaves]) == 1

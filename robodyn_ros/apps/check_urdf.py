@@ -19,6 +19,7 @@ import numpy as np
 
 from ..dynamics.description import DescriptionError, read_description
 from ..dynamics.link import ModelError
+from ..dynamics.urdf import TipChosen
 from ..sim.bodies import parse_urdf
 from ..sim.check_urdf import check, tolerated_by_our_model
 from .commands import check_outputs, refuse
@@ -105,9 +106,11 @@ def main(argv=None) -> int:
         print(f"{source}: link '{link}' (moved by '{joint}'): {'; '.join(problems)}: "
               "a simulator refuses it")
     ours, said = tolerated_by_our_model(urdf, args.root_link, args.tip_link)
+    for tip in (w for w in said if isinstance(w, TipChosen)):
+        print(tip)   # which chain was checked, whatever else is found
     if found and ours:
         print(f"{source}: robodyn_ros's model accepts it (M(q) is positive definite)"
-              + "".join(f"\n  it warns: {w}" for w in said))
+              + "".join(f"\n  it warns: {w}" for w in said if not isinstance(w, TipChosen)))
     elif not ours:
         print(f"{source}: robodyn_ros's model refuses it{' too' if found else ''}: {said[0]}")
     if not found:

@@ -81,8 +81,8 @@ def check(urdf: str, source: str = "<URDF>"):
 
 def tolerated_by_our_model(urdf: str, root_link=None, tip_link=None):
     """Whether robodyn_ros's model builds the chain (``root_link`` to ``tip_link``; None: the
-    file's root, its one leaf) anyway (its only need: M(q) positive definite at q = 0) and what
-    it says."""
+    file's root, its one leaf, or the tool frame among several) anyway (its only need: M(q)
+    positive definite at q = 0) and the warnings it gives (the tip it chose is one of them)."""
     import warnings
     from robodyn_ros.dynamics import RobotModel
     with warnings.catch_warnings(record=True) as said:
@@ -92,5 +92,5 @@ def tolerated_by_our_model(urdf: str, root_link=None, tip_link=None):
             np.linalg.cholesky(model.mass_matrix(np.zeros(model.dof)))
         except (ValueError, np.linalg.LinAlgError) as exc:
             return False, [str(exc)]
-    return True, [str(w.message) for w in said]
+    return True, [w.message for w in said]
 
