@@ -86,9 +86,10 @@ class Outcome:
     ``limit`` (rate × period), future-stamped states answered (None: no stamps on this path),
     the ``worst`` time from a state to its command in the row and the ``quiet`` median before
     the fault (s), the ``largest_gap`` between commands (s), the seconds the arm's time
-    ``slipped`` in the row (this harness not run on time: a loaded machine), the collision's
-    ``detection`` (or None), the row's ``attempts`` (one more each time this harness lost too
-    much time at once), and the per-command ``trace`` (s from the goal, N m) for a plot."""
+    ``slipped`` in the row (this harness not run on time: a loaded machine), the ``detection``
+    of a collision in the row (None: no observer on this path), the row's ``attempts`` (one
+    more each time this harness lost too much time at once), and the per-command ``trace`` (s
+    from the goal, N m) for a plot."""
     fault: str
     over: int
     max_step: float
@@ -100,7 +101,7 @@ class Outcome:
     slipped: float = 0.0
     detection: dict | None = None
     attempts: int = 1
-    trace: tuple = ((), ())
+    trace: tuple = dataclasses.field(default=((), ()), repr=False)
 
     @property
     def ratio(self) -> float:
