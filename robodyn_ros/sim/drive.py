@@ -7,6 +7,11 @@ model perturbed (``mass_scale``), for MuJoCo MuJoCo's own bias forces — and it
 commanded torque's rate: each step whose command changed faster than ``rate_limit`` is a
 violation, counted; with ``stop`` the drive then stops the arm, as FCI's reflex does (braked,
 at rest, until reset).
+
+``judge_commands`` judges the commands a drive received, each at the time it arrived, as a drive
+that holds them at its period applies them: what changed within one of its cycles, between
+consecutive commands and across commands arriving within one period (the fault matrix,
+``robodyn-ros demo faults``).
 """
 from __future__ import annotations
 

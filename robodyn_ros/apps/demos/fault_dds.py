@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from .fault_robot import Operator, PERIOD_NS, Robot
-from .fault_rows import CONTROLLER, LOW_LIMITS, Q_A, Q_B, Q_C, Fault, Form, franka_file, outcome
+from .fault_rows import (CONTROLLER, LOW_LIMITS, PERIOD, Q_A, Q_B, Q_C, Fault, Form, franka_file,
+                         outcome)
 
 START_TIMEOUT = 120.0   # s (wall): the controller's process up and commanding
 ANSWER_TIMEOUT = 10.0   # s (wall): a request's answer
@@ -39,11 +40,17 @@ MAX_SLIP, ATTEMPTS = 0.02, 3
 def controller_file(logs: Path, model_urdf: Path) -> Path:
     """config/franka_controller.yaml with the matrix's overrides, written into ``logs``."""
     import yaml
+
+    from ...nodes.parameters import node_schema
     config = franka_file()
     params = config[CONTROLLER]["ros__parameters"]
     params.update(urdf_file=str(model_urdf), control_law="computed_torque",
                   collision_observer_gain=[GAIN], collision_thresholds=THRESHOLDS,
                   collision_reaction="stop", diagnostic_period=0.5)
+    # the drive's period, where the controller takes one (issue 44's drive_period) and the file
+    # does not say it: this drive's
+    if "drive_period" in {spec.name for spec in node_schema(CONTROLLER)}:
+        params.setdefault("drive_period", PERIOD)
     path = logs / "faults_controller.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
@@ -108,6 +115,7 @@ class Matrix:
         listener it has seen)."""
         self.until(self.op.ready, "the controller's services", START_TIMEOUT)
         self._activate()
+        self.configure(control_law="computed_torque")   # whatever a first activation chose
         count = len(self.robot.answers)
         self.until(lambda: len(self.robot.answers) > count + 100, "the controller's answers",
                    START_TIMEOUT)

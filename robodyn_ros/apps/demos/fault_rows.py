@@ -65,7 +65,7 @@ class Fault:
         if self.kind == "offset":
             return f"driver clock {v:+g} s"
         if self.kind == "reactivate":
-            return f"deactivate, activate ({v})"
+            return f"deactivate, activate (on_deactivate {v})"
         return {"nominal": "nominal (no fault)", "switch": "law switch, and back",
                 "preempt": "a goal preempting a goal", "limits": "effort limits lowered",
                 "collision": "collision (a push at the hand)"}[self.kind]
@@ -163,6 +163,32 @@ def table(runs: list[list[Outcome]]) -> list[str]:
                      f"| {future} | {ratio} "
                      f"| {_spread([r.largest_gap * 1e3 for r in rows], '{:.0f}')} |")
     return lines
+
+
+def harness_note(runs: list[list[Outcome]], max_slip: float) -> str:
+    """What this harness lost of the arm's time in the rows (a loaded machine), in a line;
+    ``max_slip``: s lost at once after which a row was run again."""
+    every = [o for rows in runs for o in rows]
+    slipped = sorted(o.slipped * 1e3 for o in every)
+    again = sum(o.attempts > 1 for o in every)
+    return (f"The arm's time slipped (this harness not run on time) {statistics.median(slipped):.0f} "
+            f"ms in a row at the median, {slipped[-1]:.0f} ms at most; {again} of {len(every)} "
+            f"rows were run again after a slip over {max_slip * 1e3:g} ms at once.")
+
+
+def collision_note(runs: list[list[Outcome]]) -> str:
+    """The collision rows' detection cycles, in a line ('' without a collision row)."""
+    found = [o.detection for rows in runs for o in rows
+             if o.fault == Fault("collision").name and o.detection is not None]
+    if not found:
+        return ""
+    detected = [d for d in found if d.get("answered")]
+    held = sum(bool(d["reaction_in_cycle"]) for d in detected)
+    after = [d["report_after_command_us"] for d in detected]
+    return (f"The collision: detected and answered in {len(detected)} of {len(found)} runs; the "
+            f"answer to the detecting state held the measured position in {held}; its command "
+            f"left {_spread([-a for a in after], '{:.0f}')} µs after the ~/collision report "
+            "(negative: before it).")
 
 
 def as_json(outcome: Outcome) -> dict:
