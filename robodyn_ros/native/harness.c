@@ -114,7 +114,7 @@ static int64_t cpu_ns(void)
 
 /* One call on this thread, as a host's update() makes it: its status; *nanoseconds the CPU time
  * it took (the time the thread waited for a CPU on a loaded machine left out). */
-int32_t harness_call(const robodyn_law *law, const double *x, double *out, int64_t *nanoseconds)
+int32_t harness_call(robodyn_law *law, const double *x, double *out, int64_t *nanoseconds)
 {
     int64_t start = cpu_ns();
     int32_t status = call(law, x, out);

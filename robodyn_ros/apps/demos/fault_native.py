@@ -10,7 +10,7 @@ with ``dt`` the time since its last call), a burst (after such a gap it steps ev
 missed at once, back to back, each ``dt`` the time since the call before: the last call's own
 duration), a law switch (a new handle, ``pd_gravity``, then back to ``computed_torque``, at the
 file's gains), effort limits lowered (a new handle of the same law). A host here does what
-doc/native.md tells it: it builds the new handle and calls it.
+doc/native.md tells it: it builds the new handle, makes the swap and calls it.
 """
 from __future__ import annotations
 
@@ -61,7 +61,13 @@ class Host:
         """A new handle: of a new law ``law_name`` (None: the same law), with ``limits``."""
         if law_name is not None:
             self.law = self._law(law_name)
-        self.handle = self._build(self.law, self.limits if limits is None else limits)
+        old, self.handle = self.handle, self._build(self.law, self.limits if limits is None
+                                                    else limits)
+        # the swap a real-time host makes (robodyn_law_continue, issue 44): the new handle's
+        # first command starts from what the drive holds. A harness without it (main before
+        # issue 44) swaps as native.md said then: the new handle starts from 0
+        if hasattr(self._harness, "harness_continue"):
+            self._harness.harness_continue(self.handle.address, old.address)
 
     def call(self, t: float, q, qd, when: float) -> None:
         """The host's update() at host time ``when`` on the state measured at ``t``."""

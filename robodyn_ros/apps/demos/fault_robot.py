@@ -59,10 +59,11 @@ class Robot:
         from control_msgs.msg import JointTrajectoryControllerState
         from diagnostic_msgs.msg import DiagnosticStatus
         from sensor_msgs.msg import JointState
+        from rclpy.serialization import deserialize_message
         from std_msgs.msg import Float64MultiArray
 
         from ...control.drive import DRIVE_FRICTION, DRIVE_GRAVITY
-        from ...nodes.serialized import SerializedJointState
+        from ...nodes.serialized import SerializedJointState, read_stamp
         from ...sim import make_plant
         self._bare, self._plant = make_plant("mujoco", model, PERIOD_NS * 1e-9, urdf,
                                              payload_mass=PAYLOAD[0], payload_com=PAYLOAD[1])
@@ -82,7 +83,8 @@ class Robot:
                                                  raw=True)
         self._events = node.create_subscription(DiagnosticStatus, f"/{CONTROLLER}/collision",
                                                 ignore, 100)
-        self._command_type = Float64MultiArray
+        self._command_type, self._deserialize, self._read_stamp = (Float64MultiArray,
+                                                                   deserialize_message, read_stamp)
         self.commands: list[tuple[int, np.ndarray]] = []   # (sent, values), joints order
         self.answers: list[tuple[int, int, bytes]] = []     # controller states: (sent, stamp, raw)
         self.events: list[tuple[int, object]] = []          # collision reports: (sent, status)
@@ -123,19 +125,16 @@ class Robot:
 
     def take(self) -> None:
         """The commands, controller states and collision reports that arrived."""
-        from rclpy.serialization import deserialize_message
-
-        from ...nodes.serialized import read_stamp
         for raw, info in taken(self._commands):
             values = _values(raw, len(self.held))
             if values is None:
-                values = np.array(deserialize_message(raw, self._command_type).data)
+                values = np.array(self._deserialize(raw, self._command_type).data)
             if values.shape == self.held.shape and np.all(np.isfinite(values)):
                 self.commands.append((info["source_timestamp"], values))
         if self.commands and self.commands[-1][1] is not self.held:
             self.held, self._moving = self.commands[-1][1], True
         for raw, info in taken(self._answers):
-            sec, nanosec = read_stamp(raw)
+            sec, nanosec = self._read_stamp(raw)
             self.answers.append((info["source_timestamp"], sec * 1_000_000_000 + nanosec, raw))
         for status, info in taken(self._events):
             self.events.append((info["source_timestamp"], status))
@@ -155,13 +154,19 @@ class Robot:
         self.published.setdefault(stamp, []).append(time.time_ns())
         self._publisher.publish(raw)
 
-    def release(self, burst: bool) -> int:
-        """Publish the states kept back, all at once (``burst``), or drop them (a stall); how
-        many."""
+    def release(self, burst: bool) -> None:
+        """Publish the states kept back, all at once (``burst``), or drop them (a stall)."""
         withheld, self.withheld = self.withheld or [], None
         for stamp, raw in withheld if burst else ():
             self._send(stamp, raw)
-        return len(withheld)
+
+    def forget(self, before: int) -> None:
+        """Drop what was recorded before ``before`` (ns): a row needs a little history only."""
+        self.commands = [c for c in self.commands if c[0] >= before]
+        self.answers = [a for a in self.answers if a[0] >= before]
+        self.events = [e for e in self.events if e[0] >= before]
+        self.published = {stamp: kept for stamp, times in self.published.items()
+                          if (kept := [t for t in times if t >= before])}
 
 
 class Operator:

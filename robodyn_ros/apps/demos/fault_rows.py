@@ -25,6 +25,18 @@ Q_B = (0.8, 0.2, -0.5, -1.5, 0.5, 2.0, 0.0)
 Q_C = (-0.5, -0.2, 0.3, -1.8, -0.3, 1.2, 1.2)
 
 
+def panda():
+    """The Panda both paths run: (its RobotModel, the URDF's path)."""
+    import warnings
+
+    from ...dynamics import RobotModel
+    from ...plumbing.resources import find_share_file
+    urdf = find_share_file("urdf/panda.urdf")
+    with warnings.catch_warnings():   # the description's own inertia warnings
+        warnings.simplefilter("ignore")
+        return RobotModel.from_urdf(urdf), urdf
+
+
 def franka_file() -> dict:
     """config/franka_controller.yaml, the file both paths are driven with."""
     import yaml
