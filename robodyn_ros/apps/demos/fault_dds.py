@@ -78,7 +78,11 @@ class Matrix:
         self.op = Operator(self._operator_node)
         self._pose = 0   # the goal of the last row: Q_A (0) or Q_B (1)
         self._changed: dict = {}
-        self.bring_up()
+        try:
+            self.bring_up()
+        except BaseException:
+            self.close()
+            raise
 
     # ------------------------------------------------------------------ running the arm
     def run(self, seconds: float, plan=()) -> None:
@@ -103,15 +107,16 @@ class Matrix:
                 raise TimeoutError(f"{what}: nothing after {timeout:g} s")
             self.run(10 * PERIOD_NS * 1e-9)
 
-    def answer(self, future, what: str):
-        self.until(future.done, what)
+    def answer(self, future, what: str, timeout: float = ANSWER_TIMEOUT):
+        self.until(future.done, what, timeout)
         return future.result()
 
     def bring_up(self) -> None:
         """The controller up, active and commanding, its state heard (it publishes it to a
         listener it has seen)."""
-        self.until(self.op.ready, "the controller's services", START_TIMEOUT)
-        self._activate()
+        self.until(lambda: self.op.ready(False), "the controller's lifecycle", START_TIMEOUT)
+        self._activate()   # configured first where it waits for a person (autostart false)
+        self.until(lambda: self.op.ready(True), "the controller's services", START_TIMEOUT)
         self.configure(control_law="computed_torque")   # whatever a first activation chose
         count = len(self.robot.answers)
         self.until(lambda: len(self.robot.answers) > count + 100, "the controller's answers",
@@ -121,7 +126,9 @@ class Matrix:
         label = self.answer(self.op.call("get_state"), "get_state").current_state.label
         for transition, before in (("configure", "unconfigured"), ("activate", "inactive")):
             if label == before:
-                if not self.answer(self.op.transition(transition), transition).success:
+                # configure loads the model and the compiled kernels (or compiles them)
+                if not self.answer(self.op.transition(transition), transition,
+                                   START_TIMEOUT).success:
                     raise RuntimeError(f"the controller refused to {transition} (its log: "
                                        f"{self.procs.log(CONTROLLER)})")
                 label = "inactive" if transition == "configure" else "active"

@@ -197,12 +197,20 @@ class Operator:
         self._thread.start()
 
     def _spin(self) -> None:
-        while self.executor.context.ok() and not self._closed:
-            self.executor.spin_once(timeout_sec=0.1)
+        from rclpy.executors import ExternalShutdownException
+        try:
+            while self.executor.context.ok() and not self._closed:
+                self.executor.spin_once(timeout_sec=0.1)
+        except ExternalShutdownException:   # rclpy shut down under it: nothing more to answer
+            pass
 
-    def ready(self) -> bool:
-        return all(c.service_is_ready() for c in self._clients.values()) and \
-            self._action.server_is_ready()
+    def ready(self, configured: bool) -> bool:
+        """Whether the controller's lifecycle services answer and, once ``configured``, the
+        services and the action its configuration makes."""
+        lifecycle = ("change_state", "get_state")
+        return all(c.service_is_ready() for name, c in self._clients.items()
+                   if configured or name in lifecycle) and \
+            (not configured or self._action.server_is_ready())
 
     def call(self, name: str, **fields):
         """The service ``name`` called with ``fields``: its future."""
