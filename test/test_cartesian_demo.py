@@ -11,6 +11,7 @@ import pytest
 
 from robodyn_ros.apps import demos
 from robodyn_ros.apps.demos.cartesian import ORIENTATION_BOUND, POSITION_BOUND, PUSH, judged, path
+from test_plots import assert_png
 
 
 @pytest.mark.parametrize("kind", ["circle", "square"])
@@ -29,7 +30,7 @@ def test_the_paths_twist_and_acceleration_are_their_derivatives(kind):
 def test_operational_space_follows_the_circle_on_the_panda_within_the_bounds(tmp_path):
     out = tmp_path / "cartesian.json"
     status = demos.main(["cartesian", "--path", "circle", "--arm", "panda", "--law", "operational_space",
-                        "--json", str(out)])
+                        "--json", str(out), "--plot", str(tmp_path / "cartesian.png")])
     result = json.loads(out.read_text())
     (run,) = result["runs"]
     assert (run["arm"], run["law"], run["dof"]) == ("panda", "operational_space", 7)
@@ -39,6 +40,7 @@ def test_operational_space_follows_the_circle_on_the_panda_within_the_bounds(tmp
     assert 0.0 < run["max_orientation_error_rad"] < ORIENTATION_BOUND
     assert set(run["exit_codes"].values()) == {0}
     assert result["goal_met"] and status == 0
+    assert_png(tmp_path / "cartesian.png", 605, 990)
 
 
 def test_a_push_moves_the_impedance_by_k_inverse_w_on_the_panda(tmp_path):

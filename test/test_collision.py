@@ -264,3 +264,32 @@ def test_residuals_refuse(change, match):
                 tau=np.zeros((3, 6)), gain=K_O)
     with pytest.raises(ValueError, match=match):
         residuals(**{**args, **change})
+
+
+def test_the_command_floors_a_noise_free_recording_at_what_a_drive_knows(contact_case, tmp_path,
+                                                                         capsys):
+    # issue 46: a simulated recording gave the wrist thresholds of 0.0003 N m, which no arm can
+    # use; by default a_i is at least 1 % of the joint's effort limit, read here from the URDF's
+    # own <limit effort> and not through our model
+    import xml.etree.ElementTree as ET
+    _, _, bag, _ = contact_case
+    limits = {j.get("name"): float(j.find("limit").get("effort"))
+              for j in ET.parse(PUMA_URDF).getroot().findall("joint") if j.find("limit") is not None}
+    out = tmp_path / "thresholds.yaml"
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*triangle inequality.*")
+        assert collision_command(["calibrate", str(bag), "--urdf", str(PUMA_URDF), "--gain", str(K_O),
+                                  "--no-friction", "-o", str(out)]) == 0
+        fitted = calibrate(bag, PUMA_URDF, gain=K_O, friction=False, floor=0.0).thresholds
+    values = yaml.safe_load(out.read_text())[NODE]["ros__parameters"]
+    floor = np.array([0.01 * limits[j] for j in values[JOINTS]])
+    np.testing.assert_allclose(values[STATIC], np.maximum(fitted.static, floor), rtol=1e-12)
+    wrist = [j for j, a in zip(values[JOINTS], fitted.static) if a < 0.01 * limits[j]]
+    assert wrist and fitted.static.min() < 1e-2           # what the recording alone asked for
+    err = capsys.readouterr().err
+    note = next(line for line in err.splitlines() if "note:" in line)
+    assert all(j in note for j in wrist) and "effort limit" in note
+    # a floor per joint, and a wrong count named
+    assert collision_command(["calibrate", str(bag), "--urdf", str(PUMA_URDF), "--no-friction",
+                              "--floor", "1", "2", "-o", str(out)]) == 2
+    assert "2 values for the 6 joints" in capsys.readouterr().err

@@ -10,7 +10,7 @@ pytest.importorskip("mujoco")
 from robodyn_ros.apps import demos  # noqa: E402
 
 
-def test_the_collision_demo_detects_isolates_and_the_reactions_yield(tmp_path):
+def test_the_collision_demo_detects_isolates_and_the_reactions_yield(tmp_path, capsys):
     out = tmp_path / "collision.json"
     status = demos.main(["collision", "--passes", "1", "--calibration-passes", "1", "--obstacle",
                          "soft", "--plot", str(tmp_path / "collision.png"), "--json", str(out)])
@@ -27,3 +27,11 @@ def test_the_collision_demo_detects_isolates_and_the_reactions_yield(tmp_path):
         assert reactions[name]["contact_time_s"] < none["contact_time_s"]
     assert all(s["false_alarms"] == 0 for s in result["false_alarms"].values())
     assert (tmp_path / "collision.png").stat().st_size > 0
+    # it said where it was, in whole lines, and every column of its table has a name (issue 46)
+    printed = capsys.readouterr().out
+    assert "\r" not in printed
+    for reaction in ("none", "stop", "float", "reflex"):
+        assert any(line.startswith(f"  soft  {reaction:7s}: detected") for line in printed.splitlines())
+    header = next(line for line in printed.splitlines() if line.startswith("obstacle reaction"))
+    assert header.split() == ["obstacle", "reaction", "delay", "touched", "isolated", "impact",
+                              "lasting", "after", "det.", "after", "impact", "contact"]

@@ -269,3 +269,24 @@ def test_node_description_errors_are_configuration_errors_naming_the_file(rig, x
         rig.controller(urdf_file=str(xacro_arm))
     with pytest.raises(ConfigurationError, match="robot_description is not URDF XML"):
         rig.controller(robot_description="arm.urdf")
+
+
+def test_shipped_descriptions_are_found_from_any_directory(tmp_path, monkeypatch):
+    # issue 46: RobotModel.from_urdf("urdf/puma560.urdf") worked only inside the checkout
+    import warnings
+    from pathlib import Path
+
+    from robodyn_ros.dynamics import shipped
+    checkout = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(tmp_path)
+    assert shipped("puma560").read_bytes() == (checkout / "urdf" / "puma560.urdf").read_bytes()
+    assert shipped("puma560_dh.yaml").read_bytes() == (checkout / "config" / "puma560_dh.yaml").read_bytes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the PUMA data's link-3 inertia
+        by_uri = RobotModel.from_urdf("package://robodyn_ros/urdf/puma560.urdf")
+        by_path = RobotModel.from_urdf(checkout / "urdf" / "puma560.urdf")
+    np.testing.assert_array_equal(by_uri.params, by_path.params)
+    with pytest.raises(FileNotFoundError, match="puma560, .*stanford"):
+        shipped("puma")
+    with pytest.raises(ModelError, match="no_such.urdf"):
+        RobotModel.from_urdf("package://robodyn_ros/urdf/no_such.urdf")

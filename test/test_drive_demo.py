@@ -8,12 +8,13 @@ import pytest
 pytest.importorskip("mujoco")
 
 from robodyn_ros.apps import demos  # noqa: E402
+from test_plots import assert_png  # noqa: E402
 
 
 def test_the_drive_demo_counts_gravity_once_keeps_the_rate_and_sees_only_the_contact(tmp_path):
     out = tmp_path / "drive.json"
     status = demos.main(["drive", "--passes", "1", "--calibration-passes", "1", "--law",
-                         "computed_torque", "--json", str(out)])
+                         "computed_torque", "--json", str(out), "--plot", str(tmp_path / "drive.png")])
     result = json.loads(out.read_text())
     assert status == 0, result["goals"]
     rows = result["tracking"]["computed_torque"]
@@ -24,3 +25,4 @@ def test_the_drive_demo_counts_gravity_once_keeps_the_rate_and_sees_only_the_con
     assert rows["drive, drive_compensates + rate"]["rate_limited_commands"] > 0
     seen = result["observer"]
     assert seen["false_alarms"] == 0 and 0.0 <= seen["detection_delay_ms"] <= 5.0
+    assert_png(tmp_path / "drive.png", 715, 825)

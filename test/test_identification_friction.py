@@ -154,3 +154,59 @@ def test_identify_command_takes_forms_per_joint_and_writes_the_friction_file(pla
     assert [form.spec() for form in loaded.forms] == ["viscous+coulomb+tanh=0.05+offset"] * 5 + ["viscous+coulomb"]
     assert identify_main([str(bag), "--urdf", URDF, "-o", str(out), "--friction", "asymmetric+offset"]) == 2
     assert "coulomb+offset" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", FORMS)
+def test_a_friction_file_is_the_models_friction_everywhere_the_model_is_used(nominal, spec):
+    """issue 46: the file identify writes is read by the controller and its observer as the model's
+    friction (``RobotModel.with_friction``). Against the closed form ``law`` above: Newton–Euler
+    (one state and a batch), the model's friction torques, forward dynamics (its bias pass), the
+    drive stage's friction, the observer's β and the computed-torque law; exactly at rest the
+    Coulomb term is 0 and the offset stays."""
+    from robodyn_ros.control.drive import DRIVE_ADDS, DRIVE_FRICTION
+    from robodyn_ros.control.laws import ComputedTorque
+    from robodyn_ros.control.momentum_observer import momentum_terms
+
+    rng = np.random.default_rng(7)
+    q, qd, qdd = (rng.uniform(-1.0, 1.0, (40, 6)) * s for s in (1.5, 0.2, 3.0))
+    qd[0] = 0.0
+    truth, values = law(spec, qd)
+    form = FrictionForm.parse(spec)
+    model = nominal.with_friction(FrictionModel(tuple(nominal.joint_names), (form,) * 6, tuple(values)))
+    rigid = nominal.inverse_dynamics(q, qd, qdd, friction=False)
+    np.testing.assert_allclose(model.inverse_dynamics(q, qd, qdd), rigid + truth, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(model.inverse_dynamics(q[3], qd[3], qdd[3]), rigid[3] + truth[3], rtol=1e-12)
+    np.testing.assert_allclose(model.friction_torques(qd), truth, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(truth[0], OFFSET if "offset" in spec else 0.0, atol=0)
+    np.testing.assert_allclose(model.forward_dynamics(q[5], qd[5], rigid[5] + truth[5]), qdd[5], rtol=1e-9)
+    adds = np.empty(6)
+    for k in (0, 9):
+        DRIVE_ADDS.call(model.params, DRIVE_FRICTION, q[k], qd[k], adds)
+        np.testing.assert_allclose(adds, truth[k], rtol=1e-12, atol=1e-15)
+        beta_without = momentum_terms(nominal, q[k], qd[k], friction=False)[1]
+        np.testing.assert_allclose(beta_without - momentum_terms(model, q[k], qd[k])[1], truth[k],
+                                   rtol=1e-9, atol=1e-12)
+    ct = ComputedTorque(model, {"kp": 100.0, "kd": 20.0})
+    np.testing.assert_allclose(ct.compute(q[9], qd[9], q[9], np.zeros(6), np.zeros(6), 1e-3),
+                               nominal.inverse_dynamics(q[9], qd[9], -20.0 * qd[9], friction=False)
+                               + truth[9], rtol=1e-9)
+
+
+def test_with_friction_names_what_it_cannot_take(nominal):
+    from robodyn_ros.control.adaptive import AdaptiveComputedTorque
+
+    forms = (FrictionForm.parse("coulomb+tanh=0.05+offset"),) * 5
+    short = FrictionModel(tuple(nominal.joint_names[:5]), forms, tuple(np.array([0.1, 0.2, 0.3]) for _ in forms))
+    with pytest.raises(ModelError, match="no friction for joint.*joint_6"):
+        nominal.with_friction(short)
+    negative = FrictionModel(tuple(nominal.joint_names), (FrictionForm("symmetric"),) * 6,
+                             tuple(np.array([0.1, -0.2]) for _ in range(6)))
+    with pytest.raises(ModelError, match="coulomb_positive .* non-negative"):
+        nominal.with_friction(negative)
+    smooth = nominal.with_friction(FrictionModel(tuple(nominal.joint_names), forms + forms[:1],
+                                                 tuple(np.array([0.1, 0.2, 0.3]) for _ in range(6))))
+    # adapting the friction as sign-law columns would fight the file's law: refused, naming both
+    defaults = dict(AdaptiveComputedTorque.defaults)
+    with pytest.raises(ValueError, match="adapt: all .*smooth Coulomb law or an offset"):
+        AdaptiveComputedTorque(smooth, {**defaults, "adapt": "all"})
+    AdaptiveComputedTorque(smooth, {**defaults, "adapt": "payload"})

@@ -8,9 +8,10 @@ import json
 
 from robodyn_ros.apps.demos.arm_loop import BOUND
 from robodyn_ros.apps.demos.identify import main
+from test_plots import assert_png
 
 
-def test_identification_brings_the_004_motion_back_within_the_bound(tmp_path):
+def test_identification_brings_the_004_motion_back_within_the_bound(tmp_path, capfd):
     out = tmp_path / "results.json"
     status = main(["--out", str(tmp_path / "run"), "--periods", "1", "--starts", "1",
                    "--json", str(out)])
@@ -28,4 +29,10 @@ def test_identification_brings_the_004_motion_back_within_the_bound(tmp_path):
     for name in ("puma560_plant.urdf", "puma560_identified.urdf", "identification.json",
                  "torques_held_out.png", "excitation/metadata.yaml"):
         assert (tmp_path / "run" / name).exists(), name
+    # the 004 motion's error before and after, drawn (issue 46, item 7)
+    assert_png(tmp_path / "run" / "tracking_error.png", 1540, 770)
+    # a log gets whole lines: no carriage return, each step's line its own (issue 46, item 6)
+    printed = capfd.readouterr().out
+    assert "\r" not in printed
+    assert any(line.startswith("node logs: ") for line in printed.splitlines())
     assert status == 0

@@ -181,10 +181,17 @@ def test_the_harness_notices_a_step_that_takes_the_gil(built):
 
 
 def test_the_c_floor_is_newton_euler(built, arm):
+    from robodyn_ros.dynamics.friction import FrictionForm, FrictionModel
+
+    # and with an identified friction file's smooth Coulomb law and offset (issue 46)
+    filed = arm.with_friction(FrictionModel(tuple(arm.joint_names), (FrictionForm.parse(
+        "coulomb+tanh=0.3+offset"),) * arm.dof, tuple(np.array([0.2, 0.5, 0.1 * j - 0.3])
+                                                      for j in range(arm.dof))))
     rng = np.random.default_rng(3)
-    for q, qd, qdd in rng.uniform(-1.0, 1.0, (5, 3, arm.dof)):
-        want = arm.inverse_dynamics(q, qd, qdd)
-        assert np.array_equal(harness.floor(arm, q, qd, qdd), want)   # the same operations, in C
+    for model in (arm, filed):
+        for q, qd, qdd in rng.uniform(-1.0, 1.0, (5, 3, arm.dof)):
+            want = model.inverse_dynamics(q, qd, qdd)
+            assert np.array_equal(harness.floor(model, q, qd, qdd), want)   # the same operations, in C
 
 
 def test_the_header_is_shipped_with_the_package():

@@ -284,3 +284,37 @@ def test_a_second_writer_of_the_command_topic_is_reported_within_a_second(rig):
     assert time.monotonic() - appeared < 1.0 + 0.2   # discovery, then one report period
     rig.probe.destroy_publisher(other)
     rig.spin_until(lambda: latest().level == DiagnosticStatus.OK, what="the WARN gone")
+
+
+# ---------------------------------------------------------------------------- an identified friction
+def test_a_friction_file_is_the_friction_of_the_law_and_of_the_observer(rig, model, tmp_path):
+    """issue 46: identify's NAME.friction.yaml (here a smooth Coulomb law and an offset per joint,
+    which no URDF carries) is the model's friction for the controller's law and its collision
+    observer: the first command, holding the measured position at a measured velocity, is
+    NE(q, q̇, −K_d q̇) without the URDF's friction plus the file's, FrictionModel's own NumPy."""
+    from robodyn_ros.dynamics.friction import FrictionForm, FrictionModel
+
+    form = FrictionForm.parse("coulomb+tanh=0.05+offset")
+    friction = FrictionModel(tuple(JOINTS), (form,) * 6,
+                             tuple(np.array([0.3, 0.8, 0.1 * j - 0.2]) for j in range(6)))
+    path = friction.save(tmp_path / "puma560_identified.friction.yaml")
+    ctl = rig.controller(friction_file=str(path), kp=100.0, kd=20.0, state_timeout=10.0,
+                         collision_observer_gain=[50.0], collision_thresholds=[1e3],
+                         collision_reaction="none")
+    _discovered(rig)
+    qd = np.array([0.02, -0.01, 0.04, -0.03, 0.01, 0.0])
+    command = _command_for(rig, Q0, qd)
+    expected = model.inverse_dynamics(Q0, qd, -20.0 * qd, friction=False) + friction.torques(qd)
+    np.testing.assert_allclose(command, expected, rtol=1e-9, atol=1e-12)
+    observer = ctl.loop.guard.observer
+    np.testing.assert_allclose(observer.model.friction_torques(qd), friction.torques(qd), rtol=1e-12)
+    assert observer.friction
+
+
+def test_a_friction_file_that_lacks_a_joint_is_refused_naming_it(rig, tmp_path):
+    from robodyn_ros.dynamics.friction import FrictionForm, FrictionModel
+
+    path = FrictionModel(tuple(JOINTS[:5]), (FrictionForm(),) * 5,
+                         tuple(np.zeros(3) for _ in range(5))).save(tmp_path / "short.friction.yaml")
+    with pytest.raises(ValueError, match=f"friction_file: {path}: no friction for joint 'joint_6'"):
+        rig.controller(friction_file=str(path))

@@ -134,3 +134,15 @@ def test_stewart_path_cli_writes_csv_and_summary(tmp_path, capsys):
     assert "Path I:" in printed and "universal joints vs no_spin legs" in printed
     with pytest.raises(SystemExit):
         path_study.main(["--path", "IV"])
+
+
+def test_the_study_on_the_shipped_platform_warns_of_nothing_and_on_a_users_file_of_each_quirk(
+        tmp_path, capsys):
+    # issue 46: four warnings about the package's own file, whose quirks are the paper's and known
+    assert path_study.main(["--path", "I"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(CONFIG.read_text())
+    assert path_study.main(["--path", "I", "--platform", str(mine)]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "warning:" in line]
+    assert len(warned) == 4 and all(str(mine) in line for line in warned)

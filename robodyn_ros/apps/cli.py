@@ -15,6 +15,8 @@ COMMANDS = {
     "urdf-from-dh": ("robodyn_ros.apps.urdf_from_dh", "write a URDF from a DH-table YAML"),
     "excite": ("robodyn_ros.apps.excite", "an excitation trajectory for identification (Fourier "
                "series, optimised for cond(W_base)) as a goal YAML"),
+    "bag": ("robodyn_ros.apps.bag", "a rosbag2 of /joint_states from a log's columns: CSV (UR's "
+            "RTDE), NumPy .npz or text files"),
     "identify": ("robodyn_ros.apps.identify", "a model from a recorded bag: base parameters, a "
                  "consistent estimate, the identified URDF"),
     "collision": ("robodyn_ros.apps.collision", "collision thresholds from a collision-free "
@@ -44,6 +46,9 @@ def _old_spelling(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    # a line reaches a pipe or a log file when it is printed, not when a buffer fills
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(line_buffering=True)
     return dispatch("robodyn-ros", "Model-based robot control for ROS 2.", COMMANDS, argv,
                     _old_spelling)
 

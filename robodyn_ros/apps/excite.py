@@ -23,8 +23,8 @@ from ..control.joints import JointOrder
 from ..dynamics import RobotModel
 from ..dynamics.link import ModelError
 from ..nodes.parameters import node_schema
-from ..identification.excitation import (GOAL_RATE, LIMIT_KINDS, ExcitationError, goal_document, optimise_excitation,
-                                         predicted_std)
+from ..identification.excitation import (GOAL_RATE, LIMIT_KINDS, ExcitationError, goal_document,
+                                         limit_fractions, optimise_excitation, predicted_std)
 
 ARGUMENT_BYTES = 128 * 1024   # Linux's limit on one command-line argument (MAX_ARG_STRLEN)
 
@@ -67,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--margin", type=float, default=0.1,
                         help="safety margin: the fraction of every limit left unused (default 0.1)")
     parser.add_argument("-o", "--output", required=True, help="the goal's YAML file")
+    parser.add_argument("--plot", metavar="FILE", help="draw the motion over a period and how much "
+                        "of each joint's limits it uses (PNG, PDF, ...; needs matplotlib)")
     return parser
 
 
@@ -113,7 +115,41 @@ def main(argv=None) -> int:
     trajectory = result.series.joint_trajectory(args.rate, args.periods, order.names)
     print(report(result, trajectory, args, order, write_goal(args.output, trajectory)))
     print(uncertainty(model, result, args))
+    if args.plot:
+        from .plots import save
+        print(f"plot: {save(usage_figure(model, result.series, acceleration, args.margin), args.plot)}")
     return 0
+
+
+def usage_figure(model, series, acceleration_limit, margin):
+    """The motion over one period as the fraction of each joint's limits it uses at each instant
+    (position from the middle of the range, velocity, acceleration, effort: ±1 at a limit, the
+    margin's bound dashed), and the largest use of each per joint."""
+    from . import plots
+
+    times, fractions = limit_fractions(model, series, acceleration_limit)
+    fig, axes = plots.figure(len(LIMIT_KINDS) + 1, 1, size=(9.0, 11.0), title=(
+        f"{model.name}: excitation over one period ({series.period:g} s), as fractions of the "
+        "limits"))
+    for kind, values, ax in zip(LIMIT_KINDS, fractions, axes[:-1, 0]):
+        for j, name in enumerate(model.joint_names):
+            ax.plot(times, values[:, j], label=name)
+        for bound in (1.0 - margin, -(1.0 - margin)):
+            ax.axhline(bound, **plots.LIMIT)
+        ax.set_ylim(-1.05, 1.05)
+        ax.set_ylabel(f"{kind}\n(fraction of limit)")
+    axes[0, 0].legend(ncol=min(model.dof, 7), loc="upper center", bbox_to_anchor=(0.5, 1.3))
+    axes[-2, 0].set_xlabel("t (s)")
+    ax, width = axes[-1, 0], 0.8 / len(LIMIT_KINDS)
+    positions = np.arange(model.dof)
+    for k, (kind, values) in enumerate(zip(LIMIT_KINDS, fractions)):
+        ax.bar(positions + (k - 1.5) * width, np.abs(values).max(axis=0), width, label=kind)
+    ax.axhline(1.0 - margin, **plots.LIMIT)
+    ax.set_xticks(positions, model.joint_names)
+    ax.set_ylim(0.0, 1.3)
+    ax.set_ylabel("largest use\n(fraction of limit)")
+    ax.legend(ncol=len(LIMIT_KINDS), loc="upper center")
+    return fig
 
 
 def write_goal(path, trajectory) -> int:

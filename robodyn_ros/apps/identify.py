@@ -19,6 +19,7 @@ import numpy as np
 
 from ..identification.identify import CUTOFF_HZ, METHODS, IdentificationError, identify
 from ..identification.samples import MAX_GAP
+from . import identify_currents
 
 
 def parse_args(argv):
@@ -60,6 +61,7 @@ def parse_args(argv):
                         "%(default)g)")
     parser.add_argument("--payload-only", action="store_true",
                         help="the arm is known: estimate only a rigid body added to the last link")
+    identify_currents.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -75,10 +77,14 @@ def main(argv=None) -> int:
             warnings.simplefilter("ignore")      # the nominal file's own complaints: not ours
             model = RobotModel.from_urdf(args.urdf, root_link=args.root_link, tip_link=args.tip_link)
         print(f"nominal model: {model!r} from {args.urdf}")
-        recordings = [read_joint_states(bag, model.joint_names, topic=args.topic,
-                                        effort_topic=args.effort_topic,
-                                        effort_joints=args.effort_joints)
-                      for bag in [args.bag] + ([args.holdout] if args.holdout else [])]
+        def read(bag):
+            return read_joint_states(bag, model.joint_names, topic=args.topic, effort_topic=args.effort_topic,
+                                     effort_joints=args.effort_joints)
+
+        recordings = [read(bag) for bag in [args.bag] + ([args.holdout] if args.holdout else [])]
+        recordings, drives, gains = identify_currents.efforts_to_torques(
+            args, model, recordings, read, friction_forms(args.friction, model.joint_names))
+        identify_currents.warn_if_not_torques(model, recordings[0])
         recording = recordings[0]
         delay = args.effort_delay
         if delay is None:
@@ -93,14 +99,17 @@ def main(argv=None) -> int:
         write_identified_urdf(args.urdf, model, result.standard_parameters, args.output,
                               root_link=args.root_link, tip_link=args.tip_link)
         result.friction.save(friction_file(args.output))
+        drives_written = identify_currents.write_drives(drives, gains, args.output)
     except (BagError, IdentificationError, ModelError, ValueError) as exc:
         print(f"robodyn-ros identify: {exc}", file=sys.stderr)
         return 2
     print_report(result)
-    print(f"identified model written to {args.output}, its friction to {friction_file(args.output)}")
+    print(f"identified model written to {args.output}, its friction to {friction_file(args.output)}"
+          + (f", its drives to {drives_written}" if drives_written else ""))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result.report(), indent=2))
+        Path(args.json).write_text(json.dumps({**result.report(), **identify_currents.report(drives, gains)},
+                                              indent=2))
         print(f"report: {args.json}")
     if args.plot:
         plot_torques(result, args.plot)

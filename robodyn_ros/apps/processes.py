@@ -140,19 +140,17 @@ def spin_until(executor, procs, done, timeout, what):
 
 
 def record(executor, procs, now, start, until, label, lead_in):
-    """Spin while a demo run records, its progress printed every 0.5 s, until the simulated time
-    ``now()`` reaches ``start + until``; returns the run's real-time factor."""
-    first_t, first_wall, printed = now(), time.monotonic(), [0.0]
+    """Spin while a demo run records, its progress shown (``progress``: the caller ends the line
+    with ``progress.done``), until the simulated time ``now()`` reaches ``start + until``;
+    returns the run's real-time factor."""
+    from .progress import progress
+    first_t, first_wall = now(), time.monotonic()
 
-    def progress():
-        wall = time.monotonic()
-        if wall - printed[0] > 0.5:
-            printed[0] = wall
-            print(f"\r  {label:>16s}: t = {max(now() - start, -lead_in):5.2f} / {until:.2f} s",
-                  end="", flush=True)
+    def recorded():
+        progress.show(f"  {label:>16s}: t = {max(now() - start, -lead_in):5.2f} / {until:.2f} s")
         return now() >= start + until
 
-    spin_until(executor, procs, progress, 10 * (until + lead_in) + 30, f"{label}: the run")
+    spin_until(executor, procs, recorded, 10 * (until + lead_in) + 30, f"{label}: the run")
     return (now() - first_t) / (time.monotonic() - first_wall)
 
 
@@ -166,28 +164,22 @@ def plot_errors(path, results, panels, title, xlabel, symlog=None):
     ``label``, ``t`` and ``error``, samples x 6) over time, its bound dashed. ``panels``: one
     (title, y label, bound) per axis; ``symlog``: per axis, the linear range of a symmetric log
     scale (for runs whose errors span decades), or None."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from . import plots
 
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7), sharex=True)
+    fig, axes = plots.figure(2, 3, size=(14, 7), sharex=True, title=title)
     for j, ((name, ylabel, bound), ax) in enumerate(zip(panels, axes.flat)):
         for r in results:
             ax.plot(r["t"], r["error"][:, j], label=r["label"], lw=1.0)
         for sign in (1, -1):
-            ax.axhline(sign * bound, color="k", ls="--", lw=0.8)
+            ax.axhline(sign * bound, **plots.LIMIT)
         if symlog is not None:
             ax.set_yscale("symlog", linthresh=symlog[j])
         ax.set_title(name)
         ax.set_ylabel(ylabel)
-        ax.grid(True, lw=0.3)
     for ax in axes[-1]:
         ax.set_xlabel(xlabel)
-    axes.flat[0].legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    axes.flat[0].legend()
+    plots.save(fig, path)
 
 
 def run_all(prefix: str, runs, run_one) -> list:

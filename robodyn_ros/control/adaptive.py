@@ -256,6 +256,14 @@ class AdaptiveComputedTorque(ControlLaw):
         if mode not in ADAPT:
             raise ValueError(f"adapt must be one of {list(ADAPT)}, got {mode!r}")
         self._mode = mode
+        smooth = [name for name, v_s, f_o in zip(model.joint_names, model.coulomb_tanh,
+                                                  model.friction_offset) if v_s or f_o]
+        if mode != "payload" and smooth:
+            # its regressor's friction columns are the sign law without offset
+            raise ValueError(f"adapt: {mode} estimates the friction as viscous and sign-law "
+                             f"Coulomb terms, and the model's friction (a friction file's) has a "
+                             f"smooth Coulomb law or an offset on {', '.join(smooth)}: take adapt: "
+                             "payload, or the URDF's friction without the file")
         pi = standard_parameters(model)
         names = parameter_names(model)
         if mode == "payload":

@@ -21,6 +21,15 @@ speed — friction and the model's error in it above all.
   points (|q̇|, |r|), touched where the recording spends its time) — then multiplied by ``margin``
   (> 1: what the recording did not show). ``velocity_term=False`` gives the static threshold
   a_i = margin max_k |r_ik|, b_i = 0.
+* **The floor** (``effort_floor``): a_i is at least what a drive leaves unknown at rest, which a
+  recording -- a simulation above all -- may not show: ``FLOOR_FRACTION`` of the joint's effort
+  limit. A servo joint's torque is its motor current times a torque constant through a gear: the
+  current is measured to ~0.05 % of its peak (a 12-bit converter over ± the peak), the torque
+  constant holds to a few per cent, and the motor's cogging and the gear's ripple add 1-5 % of the
+  rated torque at the tooth frequency; a residual smaller than 1 % of the limit is therefore below
+  what the drive's own torque is known to, and a threshold there trips on the first motion the
+  recording lacked. (libfranka's examples set a Panda's collision thresholds at 20 to 12 N m, a
+  fifth of the large joints' 87 N m limit: far above this floor.)
 """
 from __future__ import annotations
 
@@ -36,10 +45,11 @@ from ..plumbing.kernels import VECTOR, Direct, kernel
 from ..plumbing.reasons import bounded
 from .momentum_observer import MomentumObserver
 
-__all__ = ["CollisionDetector", "CollisionEvent", "Thresholds", "child_links", "fit_thresholds",
-           "residuals", "thresholds_yaml"]
+__all__ = ["CollisionDetector", "CollisionEvent", "Thresholds", "child_links", "effort_floor",
+           "fit_thresholds", "residuals", "thresholds_yaml"]
 
 MARGIN = 1.5          # default factor over the recording's envelope
+FLOOR_FRACTION = 0.01  # of a joint's effort limit: the least static threshold (module docstring)
 NODE = "computed_torque_controller"
 # the parameter names the controller loads (doc/collisions.md)
 STATIC, SLOPE, JOINTS, GAIN = ("collision_thresholds", "collision_thresholds_per_velocity",
@@ -147,6 +157,13 @@ def fit_thresholds(joint_names, r, qd, gain, margin=MARGIN, velocity_term=True,
         raise ValueError(f"fit_thresholds: floor must be finite and >= 0, got {bounded(floor)}")
     return Thresholds(tuple(joint_names), np.maximum(margin * static, floor), margin * slope,
                       np.broadcast_to(np.asarray(gain, dtype=float), (n,)))
+
+
+def effort_floor(model, fraction=FLOOR_FRACTION) -> np.ndarray:
+    """The least static threshold per joint (module docstring): ``fraction`` of the joint's effort
+    limit; 0 for a joint without one (the URDF gives none: nothing to reason from)."""
+    limit = np.asarray(model.effort_limit, dtype=float)
+    return np.where(np.isfinite(limit), fraction * limit, 0.0)
 
 
 def thresholds_yaml(thresholds: Thresholds, node: str = NODE) -> str:

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dynamics.layout import COULOMB_NEG, COULOMB_POS, VISCOUS
-from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, rnea
+from ..dynamics.newton_euler import FRICTION, GRAVITY, NO_WRENCH, joint_friction, rnea
 from ..plumbing.kernels import (FLOAT, INDEX_VECTOR, INT, PARAMETERS, VECTOR, Direct, as_declared,
                                 kernel, scratch)
 from .cycle_steps import clamped
@@ -36,7 +35,7 @@ RATE_LIMITED = 1 << 16
 def drive_adds_into(P, compensates, q, qd, out):
     """What a drive that adds ``compensates`` (DRIVE_GRAVITY | DRIVE_FRICTION bits) puts on top of
     its command, by the model ``P`` (chain order, into ``out``): g(q), and the joint friction at
-    q̇ (viscous and Coulomb, as Newton–Euler's friction term counts it). Zero for 0."""
+    q̇ (Newton–Euler's own, ``joint_friction``). Zero for 0."""
     n = out.shape[0]
     if compensates & DRIVE_GRAVITY:
         zero = scratch(1, n)[0]
@@ -50,12 +49,7 @@ def drive_adds_into(P, compensates, q, qd, out):
             out[i] = 0.0
     if compensates & DRIVE_FRICTION:
         for i in range(n):
-            v = qd[i]
-            out[i] += P[i, VISCOUS] * v
-            if v > 0.0:
-                out[i] += P[i, COULOMB_POS]
-            elif v < 0.0:
-                out[i] -= P[i, COULOMB_NEG]
+            out[i] += joint_friction(P, i, qd[i])
 
 
 @kernel

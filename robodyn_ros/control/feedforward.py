@@ -37,20 +37,21 @@ class EffortFeedforward:
 
     ``friction``: include the model's joint friction (viscous and Coulomb at the point's
     velocity); or a ``dynamics.friction.FrictionModel`` (an identified URDF's friction file), used
-    instead of the model's. ``position_limit_margin``: a point beyond the URDF's position limits by more than
-    this is refused, as the controller refuses it. ``max_points``: larger trajectories are refused
+    instead of the model's (the model is then ``model.with_friction(friction)``).
+    ``position_limit_margin``: a point beyond the URDF's position limits by more than this is
+    refused, as the controller refuses it. ``max_points``: larger trajectories are refused
     before any work is spent on them. ``compensates``: what the drive adds itself (``drive``'s
     bits), left out of the efforts: g(q) for DRIVE_GRAVITY, the friction for DRIVE_FRICTION.
     """
 
     def __init__(self, model, friction: bool = True, position_limit_margin: float = 0.0,
                  max_points: int = 10_000, compensates: int = 0):
+        if isinstance(friction, FrictionModel):
+            model, friction = model.with_friction(friction), True
         self.model = model
         self.compensates = int(compensates)
-        behind = bool(self.compensates & DRIVE_FRICTION)   # the drive adds its own friction
-        self.friction_model = friction if isinstance(friction, FrictionModel) and not behind \
-            else None
-        self.friction = (self.friction_model is not None or bool(friction)) and not behind
+        # behind a drive that adds its own friction, none here
+        self.friction = bool(friction) and not self.compensates & DRIVE_FRICTION
         self.position_limit_margin = float(position_limit_margin)
         self.max_points = int(max_points)
 
@@ -78,11 +79,7 @@ class EffortFeedforward:
         if outside:
             raise TrajectoryError(outside)
         qd, qdd = point_derivatives(chain)
-        if self.friction_model is None:
-            tau = model.inverse_dynamics(chain.positions, qd, qdd, friction=self.friction)
-        else:
-            tau = model.inverse_dynamics(chain.positions, qd, qdd, friction=False) \
-                + self.friction_model.torques(qd)
+        tau = model.inverse_dynamics(chain.positions, qd, qdd, friction=self.friction)
         if self.compensates & DRIVE_GRAVITY:
             rest = np.zeros_like(qd)
             tau -= model.inverse_dynamics(chain.positions, rest, rest, friction=False)

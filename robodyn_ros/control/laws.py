@@ -296,10 +296,13 @@ class GravityCompensation(ControlLaw):
         return tau
 
     def friction_compensation(self, qd) -> np.ndarray:
-        """Viscous plus band-limited Coulomb friction at velocity ``qd``."""
+        """The model's friction at velocity ``qd`` with its sign-law Coulomb band-limited (a
+        joint whose model has the smooth tanh law keeps it: it is a boundary layer already)."""
         m = self.model
         qd = np.asarray(qd, dtype=float)
         if self._band == 0.0:
             return m.friction_torques(qd)
         s = np.clip(qd / self._band, -1.0, 1.0)
-        return m.viscous * qd + np.where(s > 0.0, m.coulomb_positive, m.coulomb_negative) * s
+        banded = (m.viscous * qd + np.where(s > 0.0, m.coulomb_positive, m.coulomb_negative) * s
+                  + m.friction_offset)
+        return np.where(m.coulomb_tanh > 0.0, m.friction_torques(qd), banded)

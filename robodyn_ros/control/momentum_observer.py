@@ -40,10 +40,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..dynamics.friction import FrictionModel
-
 from ..dynamics.base_parameters import base_parameters
 from ..dynamics.inertial_parameters import BODY_COLUMNS, DRIVE_COLUMNS, parameter_names, standard_parameters
 from ..dynamics.joint_frames import inertia, place_joint, rotate_back, to_parent
+from ..dynamics.newton_euler import joint_friction
 from ..dynamics.layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR,
                                INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, PRE_ORIGIN, PRISMATIC, VISCOUS)
 from ..plumbing.kernels import (BOOL, C_MATRIX, FLOAT, FLOAT64, INDEX_VECTOR, NDARRAY, VECTOR, Direct,
@@ -141,11 +141,7 @@ def momentum_into(P, q, qd, friction, ws, p, beta):
         p[i] += P[i, ARMATURE] * qd[i]
         b = c - g
         if friction:
-            b -= P[i, VISCOUS] * qd[i]
-            if qd[i] > 0.0:
-                b -= P[i, COULOMB_POS]
-            elif qd[i] < 0.0:
-                b += P[i, COULOMB_NEG]
+            b -= joint_friction(P, i, qd[i])
         beta[i] = b
         if i > 0:
             P0, P1, P2, L0, L1, L2 = to_parent(ws, i, P0, P1, P2, L0, L1, L2)
@@ -235,7 +231,7 @@ class MomentumObserver:
     """The residual r ≈ τ_ext of ``model`` (module docstring), a gain K_O (1/s, one value or one
     per joint, each > 0) and the model's friction unless ``friction`` is false; or ``friction`` a
     ``dynamics.friction.FrictionModel`` (an identified URDF's friction file), used instead of the
-    model's: its τ_f is taken out of τ with the trapezoid β has, ½ (τ_f(q̇_k) + τ_f(q̇_{k−1})).
+    model's (the observer's model is then ``model.with_friction(friction)``).
 
     ``reset(q, q̇)`` starts it (r = 0, p(0) = M q̇); then once per cycle ``step(q, q̇, τ, Δt)`` with
     the torque applied over the Δt that ended at the state (the command sent at the previous
@@ -244,14 +240,14 @@ class MomentumObserver:
     """
 
     def __init__(self, model, gain, friction=True):
+        if isinstance(friction, FrictionModel):
+            model, friction = model.with_friction(friction), True
         self.model, self.dof = model, model.dof
         self.gain = per_joint("gain", gain, model.dof).copy()
         if not np.all((self.gain > 0.0) & np.isfinite(self.gain)):
             raise ValueError(f"gain K_O must be finite and > 0 for every joint (1/s), got "
                              f"{self.gain.tolist()}")
-        self.friction_model = friction if isinstance(friction, FrictionModel) else None
-        self.friction = self.friction_model is None and bool(friction)   # the kernel's own
-        self._friction_before = np.zeros(model.dof)
+        self.friction = bool(friction)
         self._P = np.array(model.params)   # writable: follow() writes estimates into it
         self._rows, self._cols, self._law = _NOWHERE, _NOWHERE, None
         self._ws = np.zeros((model.dof, WORKSPACE_COLUMNS))
@@ -317,8 +313,6 @@ class MomentumObserver:
         """Start from the state (q, q̇): r = 0 and p(0) from the current parameters."""
         self._state[0], self._state[1] = self.terms(q, qd)
         self._state[4], self._state[5] = q, qd
-        if self.friction_model is not None:
-            self._friction_before = self.friction_model.torques(self._state[5])
         self.residual[:] = 0.0
         self._started = True
 
@@ -338,9 +332,6 @@ class MomentumObserver:
         """:meth:`step` without its checks, for a caller that passes float64 vectors of ``dof``
         values and a float dt > 0 after a reset (the collision guard, at 1 kHz: the checks were
         half of the step's Python)."""
-        if self.friction_model is not None:
-            now = self.friction_model.torques(qd)
-            tau, self._friction_before = tau - 0.5 * (now + self._friction_before), now
         _STEP.call(self._P, self._rows, self._cols, self._estimate(), q, qd, tau, dt,
                    self.gain, self.friction, self._ws, self._state, self.residual)
         return self.residual

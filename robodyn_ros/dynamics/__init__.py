@@ -3,5 +3,6 @@ Lagrange–Euler, M(q), C(q, qd), g(q), forward dynamics and integration. No rcl
 from .link import Link, ModelError
 from .model import RobotModel
 from .warmup import warm_up
+from ..plumbing.resources import shipped
 
-__all__ = ["Link", "ModelError", "RobotModel", "warm_up"]
+__all__ = ["Link", "ModelError", "RobotModel", "shipped", "warm_up"]

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from contextlib import redirect_stderr
 from pathlib import Path
 
+from ..plumbing.resources import PACKAGE_URI, resolve_uri
+
 # what a string that is XML rather than a path starts with (after blanks and a byte-order mark)
 _XML_START = "<"
 _DECLARATION = re.compile(r"\A\s*<\?xml\b[^>]*\?>")
@@ -37,10 +39,11 @@ class DescriptionError(ValueError):
 def read_description(description, xacro_args=None) -> tuple[str, str]:
     """``(source, urdf)``: a name for messages and the URDF text of ``description``.
 
-    ``description`` is a path (``str`` or ``os.PathLike``), URDF XML as a ``str`` (anything that
-    starts with ``<``) or as ``bytes``. A path ending in ``.xacro`` is expanded with xacro, its
-    arguments from ``xacro_args``: ``name:=value`` strings (as on xacro's command line) or a
-    mapping of names to values."""
+    ``description`` is a path (``str`` or ``os.PathLike``; a ``package://PACKAGE/PATH`` URI, e.g.
+    ``package://robodyn_ros/urdf/puma560.urdf``, names a package's file as ROS does), URDF XML
+    as a ``str`` (anything that starts with ``<``) or as ``bytes``. A path ending in ``.xacro``
+    is expanded with xacro, its arguments from ``xacro_args``: ``name:=value`` strings (as on
+    xacro's command line) or a mapping of names to values."""
     if isinstance(description, (bytes, bytearray, memoryview)):
         source = "<robot_description bytes>"
         _no_xacro_args(source, xacro_args)
@@ -52,8 +55,13 @@ def read_description(description, xacro_args=None) -> tuple[str, str]:
     if not isinstance(description, (str, os.PathLike)):
         raise DescriptionError(f"a robot description is a path, XML text or bytes, not "
                                f"{type(description).__name__}")
-    path = Path(description).expanduser()
     source = os.fspath(description)
+    if source.startswith(PACKAGE_URI):
+        try:
+            description = resolve_uri(source)
+        except FileNotFoundError as exc:
+            raise DescriptionError(str(exc)) from None
+    path = Path(description).expanduser()
     if path.suffix == ".xacro":
         return source, _undeclared(_expand_xacro(path, source, xacro_args))
     _no_xacro_args(source, xacro_args)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .joint_file import joint_entries
 from .link import ModelError
 
 FILE_FORMAT = "robodyn_ros.friction/1"
@@ -117,22 +118,8 @@ class FrictionModel:
     def load(cls, path, joints=None):
         """The model of a friction file; ``joints`` (a model's joint names): their order, each one
         required. ModelError naming the file and the joint on anything missing or not finite."""
-        import yaml
-
-        try:
-            data = yaml.safe_load(Path(path).read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ModelError(f"{path}: unreadable friction file: {exc}") from None
-        if not isinstance(data, dict) or data.get("format") != FILE_FORMAT or not isinstance(
-                data.get("joints"), dict):
-            raise ModelError(f"{path}: not a friction file (format: {FILE_FORMAT}, joints: {{name: ...}})")
-        entries = data["joints"]
-        names = list(entries) if joints is None else list(joints)
-        forms, values = [], []
-        for name in names:
-            entry = entries.get(name)
-            if not isinstance(entry, dict):
-                raise ModelError(f"{path}: no friction for joint {name!r} (the file has {list(entries)})")
+        names, forms, values = [], [], []
+        for name, entry in joint_entries(path, FILE_FORMAT, "friction", joints)[1]:
             form = FrictionForm.parse(entry.get("form", ""))
             try:
                 value = np.array([float(entry[k]) for k in form.names()])
@@ -140,6 +127,7 @@ class FrictionModel:
                 raise ModelError(f"{path}: joint {name!r}: {form.spec()} needs {form.names()}: {exc}") from None
             if not np.all(np.isfinite(value)):
                 raise ModelError(f"{path}: joint {name!r}: friction values not finite: {value}")
+            names.append(name)
             forms.append(form)
             values.append(value)
         return cls(tuple(names), tuple(forms), tuple(values))

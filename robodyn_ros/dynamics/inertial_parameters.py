@@ -34,7 +34,9 @@ def parameter_names(model, offset=False):
 
 
 def standard_parameters(model, offset=False):
-    """π of ``model`` in Y's column order (module docstring): Y @ π is its inverse dynamics."""
+    """π of ``model`` in Y's column order (module docstring): Y @ π is its inverse dynamics, for
+    a model whose friction is the sign law without offset (a friction file's smooth Coulomb law
+    or offset, ``RobotModel.with_friction``, is no column of Y)."""
     P, n = model.params, model.dof
     xx, yy, zz, xy, yz, xz = (INERTIA_AT_ORIGIN + k for k in range(6))
     bodies = P[:n, [MASS, FIRST_MOMENT, FIRST_MOMENT + 1, FIRST_MOMENT + 2, xx, xy, yy, xz, yz, zz]]

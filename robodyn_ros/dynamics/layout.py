@@ -21,7 +21,9 @@ VISCOUS = 23
 COULOMB_POS = 24        # Coulomb force for qd > 0
 COULOMB_NEG = 25        # Coulomb force magnitude for qd < 0
 PRISMATIC = 26          # 1.0 for a prismatic joint, 0.0 for a revolute one
-N_COLUMNS = 27
+COULOMB_TANH = 27       # v_s > 0: Coulomb friction as tanh(qd / v_s); 0: as the sign of qd
+FRICTION_OFFSET = 28    # a constant friction torque (N m or N)
+N_COLUMNS = 29
 # P, row n: the tip frame in the last joint frame, then gravity in the base frame
 TIP_ROTATION = 0        # (9, row-major)
 TIP_ORIGIN = 9          # (3)
@@ -62,6 +64,8 @@ def pack(links, tip, gravity):
         row[VISCOUS] = link.viscous
         row[COULOMB_POS] = link.coulomb_positive
         row[COULOMB_NEG] = link.coulomb_negative
+        row[COULOMB_TANH] = link.coulomb_tanh
+        row[FRICTION_OFFSET] = link.friction_offset
         row[PRISMATIC] = 1.0 if link.joint == _PRISMATIC_KIND else 0.0
     P[n, TIP_ROTATION:TIP_ROTATION + 9] = tip[:3, :3].ravel()
     P[n, TIP_ORIGIN:TIP_ORIGIN + 3] = tip[:3, 3]

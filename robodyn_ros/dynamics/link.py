@@ -66,6 +66,11 @@ class Link:
     viscous: float = 0.0
     coulomb_positive: float = 0.0
     coulomb_negative: float = 0.0
+    # the Coulomb law's shape: 0 the sign of q̇, v_s > 0 the smooth tanh(q̇ / v_s) (rad/s or m/s);
+    # and a constant friction offset (N m or N): an identified friction file's forms
+    # (dynamics.friction), which no URDF carries
+    coulomb_tanh: float = 0.0
+    friction_offset: float = 0.0
     lower: float = -np.inf
     upper: float = np.inf
     velocity: float = np.inf
@@ -85,8 +90,8 @@ class Link:
                 raise ModelError(f"{where}: {field} must be {text} of finite numbers, "
                                  f"got {getattr(self, field)!r}")
             set_(self, field, _frozen(value))
-        for field in ("mass", "armature", "viscous", "coulomb_positive", "coulomb_negative", "lower",
-                      "upper", "velocity", "effort"):
+        for field in ("mass", "armature", "viscous", "coulomb_positive", "coulomb_negative",
+                      "coulomb_tanh", "friction_offset", "lower", "upper", "velocity", "effort"):
             set_(self, field, number(getattr(self, field), f"{where}: {field}"))
         _check_body(self, where)
 
@@ -98,9 +103,12 @@ def _check_body(link, where):
         raise ModelError(f"{where}: mass {link.mass} is not finite")
     if not np.allclose(link.inertia, link.inertia.T, rtol=1e-9, atol=1e-12):
         raise ModelError(f"{where}: inertia matrix is not symmetric:\n{link.inertia}")
-    for name in ("armature", "viscous", "coulomb_positive", "coulomb_negative"):
+    for name in ("armature", "viscous", "coulomb_positive", "coulomb_negative", "coulomb_tanh"):
         if not getattr(link, name) >= 0.0:
             raise ModelError(f"{where}: {name} {getattr(link, name)} must be non-negative")
+    if not (np.isfinite(link.coulomb_tanh) and np.isfinite(link.friction_offset)):
+        raise ModelError(f"{where}: coulomb_tanh and friction_offset must be finite, got "
+                         f"{link.coulomb_tanh} and {link.friction_offset}")
     if link.lower > link.upper:
         raise ModelError(f"{where}: lower limit {link.lower} exceeds upper limit {link.upper}")
     principal = np.linalg.eigvalsh(link.inertia)

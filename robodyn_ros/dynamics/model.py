@@ -27,7 +27,7 @@ from . import newton_euler as _ne
 from . import urdf as _urdf
 from .frames import TIP, frame_table, resolve
 from .layout import pack
-from .link import Chain, combine_bodies
+from .link import Chain, ModelError, combine_bodies
 
 _WITH_FRICTION, _NO_FRICTION = _ne.GRAVITY | _ne.FRICTION, _ne.GRAVITY
 _empty = np.empty
@@ -44,6 +44,7 @@ _FORWARD_WRENCH = Direct(_forward.forward_dynamics, PARAMETERS, VECTOR, VECTOR, 
                          PARAMETER_VECTOR, INT, VECTOR)
 _PER_JOINT = {"lower": "lower", "upper": "upper", "armature": "armature", "viscous": "viscous",
               "coulomb_positive": "coulomb_positive", "coulomb_negative": "coulomb_negative",
+              "coulomb_tanh": "coulomb_tanh", "friction_offset": "friction_offset",
               "velocity_limit": "velocity", "effort_limit": "effort"}
 
 
@@ -128,8 +129,31 @@ class RobotModel:
         links = [dataclasses.replace(
             link, mass=link.mass * mass, inertia=link.inertia * mass,
             viscous=link.viscous * friction, coulomb_positive=link.coulomb_positive * friction,
-            coulomb_negative=link.coulomb_negative * friction, armature=link.armature * armature)
+            coulomb_negative=link.coulomb_negative * friction,
+            friction_offset=link.friction_offset * friction, armature=link.armature * armature)
             for link in self.links]
+        return RobotModel(links, self.tip, self.gravity, self.name, self.frames)
+
+    def with_friction(self, friction):
+        """The same arm with the joint friction of ``friction`` (a ``dynamics.friction.
+        FrictionModel``: an identified URDF's friction file, whose joints it must name) in place of
+        its own: viscous, Coulomb (the sign or tanh law, a magnitude per direction) and offset,
+        which Newton–Euler and everything built on it then use. ModelError naming the file's
+        missing joint or a negative Coulomb magnitude."""
+        known = dict(zip(friction.joints, zip(friction.forms, friction.values)))
+        missing = [name for name in self.joint_names if name not in known]
+        if missing:
+            raise ModelError(f"friction: no friction for joint(s) {', '.join(missing)} of "
+                             f"{self.name} (the friction model has {', '.join(friction.joints)})")
+        links = []
+        for link in self.links:
+            form, values = known[link.name]
+            named = dict(zip(form.names(), values))
+            links.append(dataclasses.replace(
+                link, viscous=named["viscous"],
+                coulomb_positive=named.get("coulomb_positive", named.get("coulomb")),
+                coulomb_negative=named.get("coulomb_negative", named.get("coulomb")),
+                coulomb_tanh=form.velocity_scale, friction_offset=named.get("offset", 0.0)))
         return RobotModel(links, self.tip, self.gravity, self.name, self.frames)
 
     # ------------------------------------------------------------------ dynamics
@@ -144,10 +168,14 @@ class RobotModel:
         return self.inverse_dynamics(q, zero, zero, friction=False)
 
     def friction_torques(self, qd):
-        """Viscous plus Coulomb friction at velocity qd (zero Coulomb force at exactly zero velocity)."""
+        """The joint friction at velocity qd, as Newton–Euler's (``newton_euler.joint_friction``):
+        viscous, Coulomb (the sign, zero at exactly zero velocity, or tanh(qd / coulomb_tanh)) and
+        the offset."""
         qd = np.asarray(qd, dtype=float)
-        return (self.viscous * qd + self.coulomb_positive * (qd > 0.0)
-                - self.coulomb_negative * (qd < 0.0))
+        smooth = self.coulomb_tanh > 0.0
+        s = np.where(smooth, np.tanh(qd / np.where(smooth, self.coulomb_tanh, 1.0)), np.sign(qd))
+        return (self.viscous * qd + self.coulomb_positive * np.maximum(s, 0.0)
+                + self.coulomb_negative * np.minimum(s, 0.0) + self.friction_offset)
 
     def coriolis_torques(self, q, qd):
         """C(q, qd) qd by one Newton–Euler pass without gravity and friction."""

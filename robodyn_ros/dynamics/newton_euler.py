@@ -14,8 +14,9 @@ import numpy as np
 
 from ..plumbing.kernels import as_declared, as_read_only, inline, kernel, scratch, state_kernel
 from .joint_frames import inertia, place_joint, rotate_back, to_parent
-from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, FIRST_MOMENT, GRAVITY_VECTOR, INERTIA_AT_ORIGIN,
-                     JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT, PRISMATIC, RNEA_COLUMNS, VISCOUS)
+from .layout import (ARMATURE, COULOMB_NEG, COULOMB_POS, COULOMB_TANH, FIRST_MOMENT, FRICTION_OFFSET,
+                     GRAVITY_VECTOR, INERTIA_AT_ORIGIN, JOINT_ORIGIN, MASS, NET_FORCE, NET_MOMENT,
+                     PRISMATIC, RNEA_COLUMNS, VISCOUS)
 
 # bits of ``mode``
 GRAVITY = 1      # gravity enters as the base acceleration -g (000 eq. 7.44)
@@ -74,18 +75,32 @@ def add_net_wrench(ws, i, f0, f1, f2, n0, n1, n2):
 
 
 @inline
+def joint_friction(P, i, qdi):
+    """Joint i's friction at the velocity qdi: viscous, Coulomb (the sign of qdi, or tanh(qdi /
+    v_s) where the model has a velocity scale v_s; each direction with its own magnitude) and a
+    constant offset (dynamics.friction's forms). The one place it is written: Newton–Euler, the
+    drive stage and the momentum observer call it."""
+    t = P[i, VISCOUS] * qdi + P[i, FRICTION_OFFSET]
+    scale = P[i, COULOMB_TANH]
+    if scale > 0.0:
+        s = np.tanh(qdi / scale)
+        t = t + (P[i, COULOMB_POS] if s > 0.0 else P[i, COULOMB_NEG]) * s
+    elif qdi > 0.0:
+        t = t + P[i, COULOMB_POS]
+    elif qdi < 0.0:
+        t = t - P[i, COULOMB_NEG]
+    return t
+
+
+@inline
 def joint_torque(P, i, f2, n2, qdi, qddi, friction):
     """What joint i bears of the wrench link i-1 exerts on link i (its z part: force for a
     prismatic joint, moment for a revolute one), plus its drive's armature and, when
-    ``friction``, its viscous and Coulomb terms."""
+    ``friction``, its friction (``joint_friction``)."""
     t = f2 if P[i, PRISMATIC] != 0.0 else n2
     t = t + P[i, ARMATURE] * qddi
     if friction:
-        t = t + P[i, VISCOUS] * qdi
-        if qdi > 0.0:
-            t = t + P[i, COULOMB_POS]
-        elif qdi < 0.0:
-            t = t - P[i, COULOMB_NEG]
+        t = t + joint_friction(P, i, qdi)
     return t
 
 

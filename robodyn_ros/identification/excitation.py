@@ -61,7 +61,7 @@ from ..dynamics.inertial_parameters import parameter_names, standard_parameters
 from ..dynamics.regressor import regressor
 
 __all__ = ["CHECK_RATE", "GOAL_RATE", "LIMIT_KINDS", "Excitation", "ExcitationError", "predicted_std",
-           "ExcitationProblem", "FourierSeries", "goal_document", "limit_usage",
+           "ExcitationProblem", "FourierSeries", "goal_document", "limit_fractions", "limit_usage",
            "optimise_excitation"]
 
 LIMIT_KINDS = ("position", "velocity", "acceleration", "effort")
@@ -178,14 +178,21 @@ def _fractions(model, centre, radius, q, qd, qdd) -> np.ndarray:
     return (np.stack([q, qd, qdd, tau]) - centre[:, None, :]) / radius[:, None, :]
 
 
-def limit_usage(model, series: FourierSeries, acceleration_limit, rate: float = CHECK_RATE
-                ) -> dict[str, np.ndarray]:
-    """The largest fraction of each joint's limits the motion uses, sampled at ``rate`` over a
-    period (the motion is periodic): positions as the distance from the middle of the range over
-    half the range (1 at a limit), |q̇|, |q̈|, |τ| over their limits; 0 where there is no limit."""
+def limit_fractions(model, series: FourierSeries, acceleration_limit, rate: float = CHECK_RATE):
+    """(times (N,), fractions (4, N, n)): over a period sampled at ``rate`` (the motion is
+    periodic), each joint's position as its distance from the middle of the range over half the
+    range (±1 at a limit), q̇, q̈ and τ over their limits, signed, in LIMIT_KINDS order; 0 where
+    there is no limit."""
     centre, radius = _limit_scales(model, acceleration_limit)
     times = np.linspace(0.0, series.period, int(np.ceil(series.period * rate)), endpoint=False)
-    used = np.abs(_fractions(model, centre, radius, *series.evaluate(times))).max(axis=1)
+    return times, _fractions(model, centre, radius, *series.evaluate(times))
+
+
+def limit_usage(model, series: FourierSeries, acceleration_limit, rate: float = CHECK_RATE
+                ) -> dict[str, np.ndarray]:
+    """The largest fraction of each joint's limits the motion uses (``limit_fractions``'
+    largest magnitude per joint)."""
+    used = np.abs(limit_fractions(model, series, acceleration_limit, rate)[1]).max(axis=1)
     return dict(zip(LIMIT_KINDS, used))
 
 

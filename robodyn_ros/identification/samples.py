@@ -28,7 +28,8 @@ import numpy as np
 from .signals import edge_seconds, filter_and_differentiate
 
 MAX_GAP = 0.02      # s: a longer interval between two stamps splits the run (module docstring)
-LOSS_WARNING = 0.01  # fraction of the samples lost beyond which the account warns
+LOSS_WARNING = 0.01  # fraction of the samples lost in short stretches beyond which the account warns
+READER_LOSS_WARNING = 0.1  # ... and of the states without an effort command (SampleAccount.warning)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,21 +60,35 @@ class SampleAccount:
         return self.recorded - self.used
 
     def warning(self):
-        """A sentence when more than LOSS_WARNING of the samples were lost, else None."""
-        if self.lost <= LOSS_WARNING * self.recorded:
-            return None
-        return (f"{self.lost} of {self.recorded} samples ({100.0 * self.lost / self.recorded:.1f} %) "
-                f"were not used: {self.reasons()}")
+        """A sentence when the loss is one to act on, else None: more than LOSS_WARNING of the
+        samples in stretches too short to filter (the options that keep them named), or more than
+        READER_LOSS_WARNING without their effort command (a recording that lost them, or stamps
+        that do not pair). A state without its command is otherwise no loss to act on: the run is
+        resampled across it, as across a logger's jitter, and a longer hole splits the run like
+        any gap (counted, and lost only as a short stretch)."""
+        parts = []
+        if self.short > LOSS_WARNING * self.recorded:
+            parts.append(f"{self.short} of {self.recorded} samples "
+                         f"({100.0 * self.short / self.recorded:.1f} %) were not used: "
+                         + self._short_reason())
+        if self.dropped_by_reader > READER_LOSS_WARNING * self.recorded:
+            parts.append(f"{self.dropped_by_reader} of {self.recorded} states "
+                         f"({100.0 * self.dropped_by_reader / self.recorded:.1f} %) have no effort "
+                         "command: the recording lost them, or the controller's state is not "
+                         "stamped as its joint state; the estimate uses the others")
+        return "; ".join(parts) or None
 
     def reasons(self):
         parts = []
         if self.dropped_by_reader:
-            parts.append(f"{self.dropped_by_reader} left out by the bag reader (no effort command)")
+            parts.append(f"{self.dropped_by_reader} without an effort command (resampled across)")
         if self.short:
-            parts.append(f"{self.short} in stretches between gaps longer than max_gap = "
-                         f"{self.max_gap:g} s too short to filter with an edge of {self.edge_s:g} s "
-                         "(--max-gap / --edge-trim)")
+            parts.append(self._short_reason())
         return "; ".join(parts) or "none lost"
+
+    def _short_reason(self):
+        return (f"{self.short} in stretches between gaps longer than max_gap = {self.max_gap:g} s "
+                f"too short to filter with an edge of {self.edge_s:g} s (--max-gap / --edge-trim)")
 
     def summary(self):
         return (f"samples: {self.recorded} in, {self.used} used ({100.0 * self.used / self.recorded:.2f} %), "

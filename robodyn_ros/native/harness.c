@@ -197,12 +197,16 @@ void rnea_floor(const double *P, int64_t n, const double *q, const double *qd, c
             f[k] += F[k];
             nm[k] += N[k];
         }
-        double t = (AT(i, PRISMATIC) != 0.0 ? f[2] : nm[2]) + AT(i, ARMATURE) * qdd[i]
-                   + AT(i, VISCOUS) * qd[i];
-        if (qd[i] > 0.0)
-            t += AT(i, COULOMB_POS);
+        /* the friction summed as newton_euler.joint_friction sums it, then added: bit for bit */
+        double fr = AT(i, VISCOUS) * qd[i] + AT(i, FRICTION_OFFSET);
+        if (AT(i, COULOMB_TANH) > 0.0) {
+            double s = tanh(qd[i] / AT(i, COULOMB_TANH));
+            fr += (s > 0.0 ? AT(i, COULOMB_POS) : AT(i, COULOMB_NEG)) * s;
+        } else if (qd[i] > 0.0)
+            fr += AT(i, COULOMB_POS);
         else if (qd[i] < 0.0)
-            t -= AT(i, COULOMB_NEG);
+            fr -= AT(i, COULOMB_NEG);
+        double t = (AT(i, PRISMATIC) != 0.0 ? f[2] : nm[2]) + AT(i, ARMATURE) * qdd[i] + fr;
         tau[i] = t;
         if (i > 0) {   /* (R f, R n + p x R f): into frame i-1 */
             double g[3], h[3];

@@ -78,7 +78,7 @@ struct robodyn_law {
         robodyn_law_fn law;
         robodyn_observer_fn observer;
     } step;                    /* the cfunc */
-    const double *model;       /* the model's packed parameters ((dof + 1) x 27, row-major) */
+    const double *model;       /* the model's packed parameters ((dof + 1) x 29, row-major) */
     int64_t model_size;        /* doubles */
     double *workspace;         /* the law's working arrays (read them between calls only) */
     int64_t workspace_size;    /* doubles */

@@ -81,14 +81,23 @@ def _description(params, published):
 
 def load_model(params: Parameters, published: str | None = None):
     """The RobotModel of the chain the robot-description parameters name, or of the URDF
-    ``published`` on /robot_description when neither parameter is set."""
+    ``published`` on /robot_description when neither parameter is set; with the joint friction
+    of ``friction_file`` where the node has that parameter and it is set."""
     from robodyn_ros.dynamics import RobotModel
+    from robodyn_ros.dynamics.friction import FrictionModel
     description, xacro_args = _description(params, published)
     try:
-        return RobotModel.from_urdf(description, root_link=params["root_link"] or None,
-                                    tip_link=params["tip_link"] or None, xacro_args=xacro_args)
+        model = RobotModel.from_urdf(description, root_link=params["root_link"] or None,
+                                     tip_link=params["tip_link"] or None, xacro_args=xacro_args)
     except (ValueError, KeyError, OSError) as exc:
         raise ConfigurationError(f"cannot build the robot model from the URDF: {exc}") from exc
+    path = params["friction_file"] if "friction_file" in params.table else ""
+    if not path:
+        return model
+    try:
+        return model.with_friction(FrictionModel.load(path, model.joint_names))
+    except ValueError as exc:   # ModelError: the file and the joint named
+        raise ConfigurationError(f"friction_file: {exc}") from None
 
 
 def chain_of(params, published):

@@ -27,8 +27,6 @@ from ..dynamics import warm_up
 from .parameters import node_schema
 from .process import spin
 from .common import OK, WARN, ConfigurationError, CountedWarning, Diagnostics, Parameters
-from ..dynamics.friction import FrictionModel
-from ..dynamics.link import ModelError
 from .description import load_model, when_described
 from .messages import FollowJointTrajectory, trajectory_from_message
 
@@ -53,13 +51,7 @@ class EffortFeedforwardNode(Node):
             compensates = compensation_bits(p["drive_compensates"])
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from None
-        friction = p["friction"]
-        if friction and p["friction_file"]:
-            try:
-                friction = FrictionModel.load(p["friction_file"], self.model.joint_names)
-            except ModelError as exc:
-                raise ConfigurationError(f"friction_file: {exc}") from None
-        self.core = EffortFeedforward(self.model, friction, p["position_limit_margin"],
+        self.core = EffortFeedforward(self.model, p["friction"], p["position_limit_margin"],
                                       p["max_trajectory_points"], compensates)
         controller = p["controller_name"].rstrip("/")
         if not controller:

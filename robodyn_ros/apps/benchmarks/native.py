@@ -23,7 +23,7 @@ HARNESS = header_path().with_name("harness.c")
 # the packed parameters' columns the C floor reads, from the one place they are defined
 _COLUMNS = {"NC": layout.N_COLUMNS, **{name: getattr(layout, name) for name in (
     "MASS", "FIRST_MOMENT", "INERTIA_AT_ORIGIN", "ARMATURE", "VISCOUS", "COULOMB_POS",
-    "COULOMB_NEG", "PRISMATIC", "GRAVITY_VECTOR")}}
+    "COULOMB_NEG", "COULOMB_TANH", "FRICTION_OFFSET", "PRISMATIC", "GRAVITY_VECTOR")}}
 _P = ctypes.c_void_p
 
 

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from robodyn_ros.apps.progress import progress
+
 from robodyn_ros.apps.demos.arm_loop import BOUND, CONTROLLER, KP, KV, LEAD_IN, Q_GOAL, Q_START, STARTUP_TIMEOUT, Loop
 from robodyn_ros.apps.processes import WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors, run_all
 
@@ -163,8 +165,8 @@ def run_law(logs: Path, urdf: Path, law: str, args) -> dict:
                                               RATE, start if k == 0 else None)
                 passes.append(combine(motions))
                 worst = max(passes[-1]["max_error_rad"].values())
-                print(f"\r  {law} pass {k + 1}: max |e| = {worst:.2e} rad, real-time factor "
-                      f"{passes[-1]['realtime_factor']:.2f}" + " " * 20)
+                progress.done(f"  {law} pass {k + 1}: max |e| = {worst:.2e} rad, real-time "
+                              f"factor {passes[-1]['realtime_factor']:.2f}")
     t = np.concatenate([p["t"] for p in passes])
     error = np.concatenate([p["error"] for p in passes])
     result = {"law": law, "passes": passes, "t": t - start, "error": error,

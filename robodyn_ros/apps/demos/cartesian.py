@@ -34,6 +34,8 @@ import time
 
 import numpy as np
 
+from robodyn_ros.apps.progress import progress
+
 from robodyn_ros.apps.demos.arm_loop import CONTROLLER, STARTUP_TIMEOUT, Loop
 from robodyn_ros.apps.processes import NodeProcesses, loopback_dds, param_list, record, run_all, write_outputs
 
@@ -73,6 +75,8 @@ def parse_args(argv):
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON: runs[k] with "
                         "max_position_error_m and max_orientation_error_rad, and push for "
                         "cartesian_impedance")
+    parser.add_argument("--plot", metavar="FILE", help="draw the path each run drew against the "
+                        "one commanded, and the position error over time (PNG, PDF, ...)")
     args = parser.parse_args(argv)
     if not 0.0 < args.size <= 0.3 or args.duration <= 0.0:
         parser.error("--size must be in (0, 0.3] m and --duration > 0")
@@ -155,10 +159,11 @@ def main(argv=None) -> int:
     ok = all(met for _, met in goals)
     print(f"wall time {wall:.1f} s; " + "; ".join(
         f"goal ({what}): {'met' if met else 'NOT met'}" for what, met in goals))
-    write_outputs("", args.json, results, None, {
+    write_outputs(args.plot, args.json, results, lambda runs, to: plot(runs, to, args), {
         "path": args.path, "size_m": args.size, "duration_s": args.duration,
         "bound_position_m": POSITION_BOUND, "bound_orientation_rad": ORIENTATION_BOUND,
-        "goal_met": ok, "wall_time_s": wall, "runs": results})
+        "goal_met": ok, "wall_time_s": wall,
+        "runs": [{k: v for k, v in r.items() if k != "trace"} for r in results]})
     return 0 if ok else 1
 
 
@@ -226,9 +231,10 @@ def run_one(logs, arm, law, args) -> dict:
                     if law == "cartesian_impedance" else None)
     t = np.array([s for s, _ in states]) - start
     p = path(args.path, args.size, args.duration, t)[0] @ PLANE + home[:3, 3]
-    position, orientation = [], []
+    position, orientation, drawn = [], [], []
     for k, (_, q) in enumerate(states):
         pose = model.frame_pose(q)
+        drawn.append(pose[:3, 3])
         position.append(np.linalg.norm(p[k] - pose[:3, 3]))
         orientation.append(np.linalg.norm(log_so3(home[:3, :3] @ pose[:3, :3].T)))
     result = {"arm": arm, "law": law, "dof": model.dof,
@@ -236,11 +242,43 @@ def run_one(logs, arm, law, args) -> dict:
               "max_orientation_error_rad": float(max(orientation)),
               "samples": len(t), "missing_samples": int(np.sum(np.round(np.diff(t) * RATE) - 1)),
               "realtime_factor": realtime, "wall_s": time.monotonic() - started,
-              "exit_codes": procs.exit_codes, "push": push}
+              "exit_codes": procs.exit_codes, "push": push,
+              # in the path's plane, from the start (m): for the plot
+              "trace": {"t": t, "commanded": (p - home[:3, 3]) @ PLANE.T,
+                        "drawn": (np.array(drawn) - home[:3, 3]) @ PLANE.T,
+                        "position_error": np.array(position)}}
     result["within_bound"] = bool(result["max_position_error_m"] < POSITION_BOUND
                                   and result["max_orientation_error_rad"] < ORIENTATION_BOUND)
-    print(f"\r  {label:>30s}: done, {len(t)} samples, real-time factor {realtime:.2f}" + " " * 10)
+    progress.done(f"  {label:>30s}: done, {len(t)} samples, real-time factor {realtime:.2f}")
     return result
+
+
+def plot(results, path, args):
+    """Per arm: the path drawn by each law against the one commanded, in the path's plane (top),
+    and the tip's position error over time (bottom, a log scale; the goal's bound dashed)."""
+    from robodyn_ros.apps import plots
+
+    arms = list(dict.fromkeys(r["arm"] for r in results))
+    fig, axes = plots.figure(2, len(arms), size=(5.5 * len(arms), 9.0), title=(
+        f"a {args.path} of {args.size:g} m over {args.duration:g} s: the path drawn and commanded"))
+    for k, arm in enumerate(arms):
+        runs = [r for r in results if r["arm"] == arm]
+        top, bottom = axes[0, k], axes[1, k]
+        top.plot(*runs[0]["trace"]["commanded"].T, label="commanded", **plots.REFERENCE)
+        for r in runs:
+            top.plot(*r["trace"]["drawn"].T, "--", label=f"drawn: {r['law']}")
+            bottom.semilogy(r["trace"]["t"], np.maximum(r["trace"]["position_error"], 1e-9),
+                            label=r["law"])
+        bottom.axhline(POSITION_BOUND, label="operational_space's bound", **plots.LIMIT)
+        top.set_aspect("equal", adjustable="datalim")
+        top.set_title(arm)
+        top.set_xlabel("base y from the start (m)")
+        top.set_ylabel("base z from the start (m)")
+        bottom.set_xlabel("t (s) from the start of the path")
+        bottom.set_ylabel("|p_d - p| (m)")
+        top.legend()
+        bottom.legend()
+    plots.save(fig, path)
 
 
 def push_until_settled(loop, publisher, model, target, label) -> dict:

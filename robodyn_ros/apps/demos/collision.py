@@ -31,6 +31,8 @@ import time
 
 import numpy as np
 
+from robodyn_ros.apps.progress import progress
+
 from robodyn_ros.sim.contact_trials import DT, FLOOR, GAIN, KP, KV, MARGIN, read_model, settings
 
 from .arm_loop import Q_GOAL, Q_START
@@ -73,11 +75,12 @@ def pass_arguments(parser, counted: str) -> None:
                         help="collision-free passes the thresholds are fitted to (default 2)")
 
 
-def count_false_alarms(arm, passes: int, one_pass) -> int:
+def count_false_alarms(arm, passes: int, one_pass, label: str = "") -> int:
     """Detections over ``passes`` collision-free passes of ``arm`` (``one_pass(arm)`` runs one),
-    each reset after its pass."""
+    each reset after its pass; the pass shown as ``label``'s progress."""
     alarms = 0
-    for _ in range(passes):
+    for k in range(passes):
+        progress.show(f"  {label}: counting false alarms, pass {k + 1} / {passes}, {alarms} so far")
         one_pass(arm)
         alarms += len(arm.events)
         arm.events.clear()
@@ -86,9 +89,10 @@ def count_false_alarms(arm, passes: int, one_pass) -> int:
     return alarms
 
 
-def passes(arm, n):
-    """``n`` passes of the 004 motion there and back."""
-    for _ in range(n):
+def passes(arm, n, label=""):
+    """``n`` passes of the 004 motion there and back, shown as ``label``'s progress."""
+    for k in range(n):
+        progress.show(f"  {label}: pass {k + 1} / {n}")
         arm.motion(np.radians(Q_GOAL), DURATION, SETTLE)
         arm.motion(np.radians(Q_START), DURATION, SETTLE)
 
@@ -113,28 +117,28 @@ def scenario(name, urdf, xml, links, args) -> dict:
 
     learning = 1 if name == "tool" else 0   # the law's first pass with the tool is not counted
     calibration = arm()
-    passes(calibration, learning)
+    passes(calibration, learning, f"{name:6s}: the law's learning pass")
     start = len(calibration.record)
-    passes(calibration, args.calibration_passes)
+    passes(calibration, args.calibration_passes, f"{name:6s}: calibration")
     _, r, qd, _, _ = calibration.arrays(start)
     thresholds = fit_thresholds(model.joint_names, r, qd, GAIN, MARGIN, floor=FLOOR)
     counting = arm(thresholds, seed=1)
-    passes(counting, learning)
+    passes(counting, learning, f"{name:6s}: the law's learning pass")
     learnt = len(counting.events)
     while counting.loop.collided:
         counting.loop.reset_collision()
     counting.events.clear()
-    alarms = count_false_alarms(counting, args.passes, lambda arm: passes(arm, 1))
+    alarms = count_false_alarms(counting, args.passes, lambda arm: passes(arm, 1), f"{name:6s}")
     result = {"passes": args.passes, "false_alarms": alarms,
               "thresholds_static_nm": thresholds.static.round(4).tolist(),
               "thresholds_per_velocity_nms": thresholds.per_velocity.round(4).tolist(),
               "max_abs_residual_calibration_nm": np.abs(r).max(axis=0).round(4).tolist()}
     if name == "tool":
         result["detections_in_the_learning_pass"] = learnt
-    print(f"  {name:6s}: {alarms} false alarm(s) in {args.passes} passes; thresholds a = "
-          f"{np.round(thresholds.static, 2).tolist()} N m, b = "
-          f"{np.round(thresholds.per_velocity, 2).tolist()} N m s/rad"
-          + (f"; the learning pass: {learnt} detection(s)" if name == "tool" else ""))
+    progress.done(f"  {name:6s}: {alarms} false alarm(s) in {args.passes} passes; thresholds a = "
+                  f"{np.round(thresholds.static, 2).tolist()} N m, b = "
+                  f"{np.round(thresholds.per_velocity, 2).tolist()} N m s/rad"
+                  + (f"; the learning pass: {learnt} detection(s)" if name == "tool" else ""))
     return result, thresholds
 
 
@@ -198,10 +202,18 @@ def main(argv=None) -> int:
     for name in ("exact", "tool", "noise"):
         false_alarms[name], fitted = scenario(name, urdf, xml, links, args)
         thresholds = thresholds or fitted   # the exact model's, for the collisions
+    print(f"collisions ({', '.join(args.obstacle)} obstacle; reactions {', '.join(args.reaction)}):")
     by_obstacle = {}
     for obstacle in args.obstacle:
-        by_obstacle[obstacle] = {reaction: collide(urdf, xml, links, thresholds, obstacle, reaction)
-                                 for reaction in args.reaction}
+        by_obstacle[obstacle] = {}
+        for reaction in args.reaction:
+            progress.show(f"  {obstacle:5s} {reaction:7s}: the motion into the obstacle")
+            run = by_obstacle[obstacle][reaction] = collide(urdf, xml, links, thresholds, obstacle,
+                                                            reaction)
+            progress.done(f"  {obstacle:5s} {reaction:7s}: " + (
+                "not detected" if run["detection_delay_ms"] is None else
+                f"detected {run['detection_delay_ms']:.0f} ms after first contact, isolated to "
+                f"{run['isolated_link']} (touched: {run['touched_link']})"))
     print_table(by_obstacle)
     goals = judge(false_alarms, by_obstacle)
     for what, met in goals:
@@ -252,14 +264,14 @@ def judge(false_alarms, by_obstacle) -> list[tuple[str, bool]]:
 
 def print_table(by_obstacle):
     print(f"\n{'obstacle':9s}{'reaction':9s}{'delay':>7s}{'touched':>9s}{'isolated':>9s}"
-          f"{'impact':>9s}{'(ms)':>6s}{'after det.':>11s}{'after impact':>13s}{'contact':>9s}")
-    print(f"{'':18s}{'(ms)':>7s}{'':18s}{'(N)':>9s}{'':6s}{'(N)':>11s}{'(N)':>13s}{'(s)':>9s}")
+          f"{'impact':>9s}{'lasting':>9s}{'after det.':>11s}{'after impact':>13s}{'contact':>9s}")
+    print(f"{'':18s}{'(ms)':>7s}{'':18s}{'(N)':>9s}{'(ms)':>9s}{'(N)':>11s}{'(N)':>13s}{'(s)':>9s}")
     for obstacle, runs in by_obstacle.items():
         for reaction, r in runs.items():
             delay = "-" if r["detection_delay_ms"] is None else f"{r['detection_delay_ms']:.0f}"
             print(f"{obstacle:9s}{reaction:9s}{delay:>7s}{str(r['touched_link']):>9s}"
                   f"{str(r['isolated_link']):>9s}{r['impact_peak_n']:>9.1f}"
-                  f"{r['impact_duration_ms']:>6.0f}{r['peak_force_after_detection_n']:>11.1f}"
+                  f"{r['impact_duration_ms']:>9.0f}{r['peak_force_after_detection_n']:>11.1f}"
                   f"{r['peak_force_after_impact_n']:>13.1f}{r['contact_time_s']:>9.3f}")
 
 

@@ -30,6 +30,8 @@ import warnings
 
 import numpy as np
 
+from robodyn_ros.apps.progress import progress
+
 from .collision import count_false_alarms, pass_arguments
 
 DT = 1e-3
@@ -56,6 +58,8 @@ def parse_args(argv):
     parser.add_argument("--law", nargs="+", choices=tuple(LAWS), default=list(LAWS),
                         help="laws of the tracking table (default both)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--plot", metavar="FILE", help="draw each drive's tracking error and the "
+                        "rate of its commands against the drive's limit (PNG, PDF, ...)")
     args = parser.parse_args(argv)
     if args.passes < 0 or args.calibration_passes < 1:
         parser.error("--passes must be >= 0 and --calibration-passes >= 1")
@@ -74,12 +78,13 @@ class Arm:
         self.events = []
         self.loop.on_collision = self.events.append
         self.q, self.qd = np.array(Q_A), np.zeros(model.dof)
-        self.errors = []
+        self.errors, self.commands = [], []
 
     def step(self):
         self.loop.set_state(self.model.joint_names, self.q, self.qd, stamp=self.t)
         command = self.loop.cycle().effort
         self.errors.append(self.loop.reference[0] - self.q)
+        self.commands.append(np.array(command))
         self.q, self.qd = self.plant.step(self.q, self.qd, command)
         self.t += DT
 
@@ -161,6 +166,7 @@ def tracking(model, xml, law) -> dict:
             ("drive, drive_compensates", True, True, False, "mujoco"),
             ("drive, drive_compensates + rate", True, True, True, "mujoco"),
             (OURS, True, True, True, "robodyn")):
+        progress.show(f"  tracking: {law}, {name}")
         plant = _plant(model, xml, drive, engine=engine)
         arm = Arm(model, plant, _config(law, aware, rate=rate))
         arm.motion()
@@ -168,7 +174,11 @@ def tracking(model, xml, law) -> dict:
         rows[name] = {"max_error_rad": float(e.max()), "rms_error_rad": float(np.sqrt((e ** 2).mean())),
                       "rate_violations": plant.drive.violations if drive else None,
                       "peak_command_rate_nm_s": plant.drive.peak_rate if drive else None,
-                      "rate_limited_commands": arm.loop.rate_limits.count}
+                      "rate_limited_commands": arm.loop.rate_limits.count,
+                      # for the plot, step by step from the start: the largest joint error
+                      # while tracking, the largest command rate over the whole run (the step too)
+                      "trace": {"error": e.max(axis=1),
+                                "rate": np.abs(np.diff(np.array(arm.commands), axis=0)).max(axis=1) / DT}}
     plain = rows["plain effort drive"]["max_error_rad"]
     for row in rows.values():
         row["ratio_to_plain"] = row["max_error_rad"] / plain
@@ -188,11 +198,13 @@ def observer(model, xml, args) -> dict:
         step()
         record.append((calibration.loop.guard.residual.copy(), calibration.qd.copy()))
     calibration.step = recorded
+    progress.show(f"  observer: {args.calibration_passes} calibration pass(es)")
     calibration.passes(args.calibration_passes)
     r, qd = (np.array(v) for v in zip(*record))
     thresholds = fit_thresholds(model.joint_names, r, qd, GAIN, MARGIN, floor=FLOOR)
     counting = Arm(model, _plant(model, xml, True), _config("computed_torque", True, thresholds))
-    alarms = count_false_alarms(counting, args.passes, lambda arm: arm.passes(1))
+    alarms = count_false_alarms(counting, args.passes, lambda arm: arm.passes(1), "observer")
+    progress.show("  observer: the contact")
     # the sphere where the hand's collision cylinder is CONTACT_AT s into A to B
     probe = Arm(model, _plant(model, xml, True), _config("computed_torque", True))
     probe.go(Q_B, 2.0)
@@ -223,6 +235,7 @@ def main(argv=None) -> int:
     print(f"Panda on MuJoCo at 1 kHz behind a drive adding MuJoCo's gravity and damping, "
           f"{RATE:g} N m/s rate limit; A-B rest to rest, then B-A preempted after 1 s by B-C")
     table = {law: tracking(model, xml, law) for law in args.law}
+    progress.done(f"  tracking: {len(args.law)} law(s) x 5 drives, {time.monotonic() - started:.0f} s")
     print(f"\n{'law':19s}{'drive':34s}{'max |e|':>9s}{'rms |e|':>9s}{'x plain':>8s}"
           f"{'violations':>11s}{'peak rate':>10s}{'limited':>8s}")
     print(f"{'':53s}{'(rad)':>9s}{'(rad)':>9s}{'':19s}{'(N m/s)':>10s}")
@@ -235,6 +248,8 @@ def main(argv=None) -> int:
                   f"{row['ratio_to_plain']:>8.2f}{violations:>11s}{peak:>10s}"
                   f"{row['rate_limited_commands']:>8d}")
     seen = observer(model, xml, args)
+    progress.done(f"  observer: {args.calibration_passes} calibration and {args.passes} counted "
+                  "passes, the contact")
     delay = seen["detection_delay_ms"]
     print(f"\nobserver behind the drive (computed_torque, drive_compensates): "
           f"{seen['false_alarms']} false alarm(s) in {seen['passes']} passes; contact with "
@@ -256,10 +271,39 @@ def main(argv=None) -> int:
     for what, met in goals:
         print(f"goal: {what}: {'met' if met else 'NOT met'}")
     print(f"wall time {time.monotonic() - started:.1f} s")
+    if args.plot:
+        from robodyn_ros.apps.plots import save
+        print(f"plot: {save(figure(table), args.plot)}")
     if args.json:
         import json
+        untraced = {law: {name: {k: v for k, v in row.items() if k != "trace"}
+                          for name, row in rows.items()} for law, rows in table.items()}
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"tracking": table, "observer": seen,
+            json.dump({"tracking": untraced, "observer": seen,
                        "goals": {what: met for what, met in goals}}, f, indent=2)
         print(f"results: {args.json}")
     return 0 if all(met for _, met in goals) else 1
+
+
+def figure(table):
+    """Per law (a column): each drive's largest joint error over the run (top, log scale) and the
+    rate of change of the commands sent (bottom), the drive's limit dashed."""
+    from robodyn_ros.apps import plots
+
+    fig, axes = plots.figure(2, len(table), size=(6.5 * len(table), 7.5), sharex=True, title=(
+        "Panda behind a drive that adds gravity and damping and flags more than "
+        f"{RATE:g} N m/s"))
+    for k, (law, rows) in enumerate(table.items()):
+        for name, row in rows.items():
+            error, rate = row["trace"]["error"], row["trace"]["rate"]
+            axes[0, k].semilogy(DT * np.arange(len(error)), np.maximum(error, 1e-9), label=name)
+            axes[1, k].plot(DT * np.arange(1, len(rate) + 1), rate, label=name)
+        axes[1, k].axhline(RATE, label="the drive's limit", **plots.LIMIT)
+        axes[1, k].set_yscale("symlog", linthresh=RATE / 10)
+        axes[1, k].set_ylim(bottom=0.0)
+        axes[0, k].set_title(law)
+        axes[0, k].set_ylabel("max over joints |q_d - q| (rad)")
+        axes[1, k].set_ylabel("max over joints |du/dt| (N m/s)")
+        axes[1, k].set_xlabel("t (s): A to B, B to A preempted for C, then a step")
+        axes[0, k].legend()
+    return fig

@@ -32,8 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
+from robodyn_ros.apps.progress import progress
+
 from .arm_loop import BOUND, CONTROLLER, KP, KV, LEAD_IN, Q_GOAL, Q_START, STARTUP_TIMEOUT, Loop, recorder
-from robodyn_ros.apps.processes import WATCHDOG, NodeProcesses, loopback_dds, param_list, record, run_all
+from robodyn_ros.apps.processes import (WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors,
+                                        record, run_all)
 
 MASS_SCALE = (1.0, 1.25, 0.8, 1.3, 0.85, 1.2)          # links 2-6; link 1 has no nominal mass
 COM_SHIFT = ((0.0, 0.0, 0.0), (0.02, -0.01, 0.01), (-0.01, 0.02, 0.0), (0.0, 0.01, -0.02),
@@ -71,6 +74,9 @@ def parse_args(argv):
                         help="where the plant and identified URDFs, the bag, the report and the "
                         "plots go (default: %(default)s)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--plot", metavar="FILE", help="the tracking error of the 004 motion "
+                        "before and after identification (PNG; default: tracking_error.png in "
+                        "--out; '' for none)")
     parser.add_argument("--period", type=float, default=10.0, metavar="S",
                         help="period of the excitation's Fourier series (default: %(default)g s)")
     parser.add_argument("--periods", type=int, default=2, metavar="K",
@@ -120,6 +126,10 @@ def main(argv=None) -> int:
         logs, args, nominal, nominal_urdf, plant_urdf, excitation.series, bag))
     result["wall_time_s"] = time.monotonic() - started
     print_tables(result)
+    plot_path = args.out / "tracking_error.png" if args.plot is None else args.plot
+    if plot_path:
+        plot(result["runs_data"], plot_path)
+        print(f"plot: {plot_path}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(
@@ -151,7 +161,8 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
             loop.wait_until_ready("nominal model")
             print("\n1. the 004 motion, controller on the nominal model")
             out["nominal"] = loop.motion(q_start, q_goal, MOVE, "nominal model", 1000.0)
-            loop.motion(q_goal, q_start, MOVE, "back to the start", 1000.0)
+            moved(out["nominal"], "nominal model")
+            moved(loop.motion(q_goal, q_start, MOVE, "back to the start", 1000.0), "back to the start")
             print(f"\n2. excitation, {args.periods} x {series.period:g} s through "
                   f"~/follow_joint_trajectory, recorded into {bag}")
             user.excite(series.joint_trajectory(rate=100.0, periods=args.periods), bag)
@@ -169,9 +180,10 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
             user.publish_description(identified_urdf.read_text())
             user.reconfigure()
             # activate holds the measured position, which the nominal model let sag: the start first
-            loop.motion(loop.states[-1][2], q_start, MOVE, "to the start", 1000.0)
+            moved(loop.motion(loop.states[-1][2], q_start, MOVE, "to the start", 1000.0), "to the start")
             print("\n5. the 004 motion, controller on the identified model")
             out["identified"] = loop.motion(q_start, q_goal, MOVE, "identified model", 1000.0)
+            moved(out["identified"], "identified model")
             out["identification"] = {k: v for k, v in result.report().items()
                                      if k in ("fit", "cond_W_base", "samples", "min_pseudo_inertia_eigenvalue")}
     logs_kept = args.out / "logs"
@@ -179,10 +191,19 @@ def run(logs, args, nominal, nominal_urdf, plant_urdf, series, bag) -> dict:
     for name in procs.pids:
         shutil.copy(procs.log(name), logs_kept / f"{name}.log")
     print(f"node logs: {logs_kept}")
+    out["runs_data"] = [{"label": f"{key} model", "t": out[key]["t"], "error": out[key]["error"]}
+                        for key in ("nominal", "identified")]
     for key in ("nominal", "identified"):
         out[key] = {k: v for k, v in out[key].items() if k not in ("t", "error")}
     out["exit_codes"] = procs.exit_codes
     return out
+
+
+def moved(result, label):
+    """End a motion's progress line with its largest error."""
+    progress.done(f"  {label:>16s}: done, max |q_d - q| = "
+                  f"{max(result['max_error_rad'].values()):.2e} rad, real-time factor "
+                  f"{result['realtime_factor']:.2f}")
 
 
 class User:
@@ -261,10 +282,18 @@ class User:
                    end - start + GOAL_TIME, "excitation", LEAD_IN)
             self.loop.spin_until(outcome.done, STARTUP_TIMEOUT, "the goal's result")
             result = outcome.result().result
-            print(f"\n  goal ended: error_code {result.error_code} {result.error_string!r}")
-            print()
+            progress.done(f"  {'excitation':>16s}: goal ended: error_code {result.error_code} "
+                          f"{result.error_string!r}")
         finally:
             bag_recorder.close()
+
+
+def plot(runs, path):
+    """The 004 motion's error per joint with the nominal and the identified model, the bound
+    dashed (a symmetric log scale: the two differ by three decades)."""
+    panels = [(f"joint_{j + 1}", "q_d - q (rad)", BOUND) for j in range(runs[0]["error"].shape[1])]
+    plot_errors(path, runs, panels, "PUMA 560 unlike its model: the 004 motion before and after "
+                "identification", "t (s) from the start of the motion", symlog=[BOUND / 100] * len(panels))
 
 
 def print_tables(result):

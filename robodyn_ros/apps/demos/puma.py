@@ -38,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
+from robodyn_ros.apps.progress import progress
+
 from robodyn_ros.apps.demos.arm_loop import BOUND, CONTROLLER, KP, KV, Q_GOAL, Q_START, Loop
 from ..processes import WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors, run_all, write_outputs
 from robodyn_ros.sim import ENGINES
@@ -145,9 +147,9 @@ def run_once(urdf: Path, rate: float, payload: float, duration: float, logs: Pat
             loop.wait_until_ready(label)
             result = loop.motion(q_start, q_goal, duration, label, rate)
     wall = time.monotonic() - started
-    print(f"\r  {label:>16s}: done, {result['samples']} samples, max |e| = "
-          f"{max(result['max_error_rad'].values()):.2e} rad, "
-          f"real-time factor {result['realtime_factor']:.2f}, {wall:.1f} s wall")
+    progress.done(f"  {label:>16s}: done, {result['samples']} samples, max |e| = "
+                  f"{max(result['max_error_rad'].values()):.2e} rad, "
+                  f"real-time factor {result['realtime_factor']:.2f}, {wall:.1f} s wall")
     return {"label": label, "rate_hz": rate, "payload_kg": payload, **result, "wall_s": wall,
             **({"bag": str(bag)} if bag else {})}
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from robodyn_ros.apps.progress import progress
+
 from ..processes import (
     WATCHDOG, NodeProcesses, loopback_dds, param_list, plot_errors, record, run_all, spin_until,
     write_outputs)
@@ -216,8 +218,8 @@ def run_once(label, platform_file, rate, knots, simulator_params, until, bound,
     max_error = np.abs(error).max(axis=0)
     below = bool(np.all(max_error < bound))
     wall = time.monotonic() - started
-    print(f"\r  {label:>16s}: done, {len(t)} samples, {commands[0]} commands, real-time factor "
-          f"{realtime:.2f}, {wall:.1f} s wall")
+    progress.done(f"  {label:>16s}: done, {len(t)} samples, {commands[0]} commands, real-time "
+                  f"factor {realtime:.2f}, {wall:.1f} s wall")
     return {"label": label, "simulator": {k: str(v) for k, v in simulator_params.items()},
             "max_error": dict(zip(AXES, max_error.tolist())), "below_bound": below,
             "samples": len(t), "commands": commands[0], "missing_samples": int(np.sum(np.round(np.diff(t) * rate) - 1)),
