@@ -123,7 +123,8 @@ class Matrix:
                    START_TIMEOUT)
 
     def _activate(self) -> None:
-        label = self.answer(self.op.call("get_state"), "get_state").current_state.label
+        # at bring-up the node may still be configuring itself (autostart: compiling kernels)
+        label = self.answer(self.op.call("get_state"), "get_state", START_TIMEOUT).current_state.label
         for transition, before in (("configure", "unconfigured"), ("activate", "inactive")):
             if label == before:
                 # configure loads the model and the compiled kernels (or compiles them)
