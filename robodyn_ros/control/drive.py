@@ -190,8 +190,9 @@ def drive_command_into(P, compensates, q, tau, limit, step, index, previous, eff
     into ``effort`` in joints order (``index``: the chain joint of each entry; ``effort`` may be
     ``previous`` itself). Returns -1 when tau or what the drive adds has NaN or inf (``effort``
     is then not written), else saturated + RATE_LIMITED · rate_limited, the numbers of joints
-    each step changed. One command per drive cycle (the native entry point's); the controller's
-    stage bounds every command the drive may have held before (stage_command_into)."""
+    each step changed. Bounded by the last command alone: one command per drive cycle; the
+    controller's stage and the native entry point bound every command the drive may have held
+    before (stage_command_into)."""
     n = tau.shape[0]
     work = scratch(2, n)
     saturated = _target(P, compensates, q, tau, limit, index, work[0], work[1])
