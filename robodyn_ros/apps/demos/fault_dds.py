@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..commands import RunFailed
 from .fault_robot import Operator, PERIOD_NS, Robot
 from .fault_rows import (CONTROLLER, LOW_LIMITS, PERIOD, Q_A, Q_B, Q_C, Fault, Form, franka_file,
                          outcome, panda)
@@ -100,11 +101,12 @@ class Matrix:
                 self.procs.check()
 
     def until(self, done, what: str, timeout: float = ANSWER_TIMEOUT) -> None:
-        """Drive cycles until ``done()`` (TimeoutError after ``timeout`` s of wall time)."""
+        """Drive cycles until ``done()`` (RunFailed after ``timeout`` s of wall time)."""
         deadline = time.monotonic() + timeout
         while not done():
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{what}: nothing after {timeout:g} s")
+                raise RunFailed(f"{what}: nothing after {timeout:g} s (the controller's log: "
+                                f"{self.procs.log(CONTROLLER)})")
             self.run(10 * PERIOD_NS * 1e-9)
 
     def answer(self, future, what: str, timeout: float = ANSWER_TIMEOUT):
@@ -130,7 +132,7 @@ class Matrix:
                 # configure loads the model and the compiled kernels (or compiles them)
                 if not self.answer(self.op.transition(transition), transition,
                                    START_TIMEOUT).success:
-                    raise RuntimeError(f"the controller refused to {transition} (its log: "
+                    raise RunFailed(f"the controller refused to {transition} (its log: "
                                        f"{self.procs.log(CONTROLLER)})")
                 label = "inactive" if transition == "configure" else "active"
 
@@ -145,10 +147,10 @@ class Matrix:
         self.run(SETTLE)
 
     def configure(self, **values) -> None:
-        """Set parameters, waiting for the answer: RuntimeError with the reason if refused."""
+        """Set parameters, waiting for the answer: RunFailed with the reason if refused."""
         for result in self.answer(self.op.set(**values), "parameters").results:
             if not result.successful:
-                raise RuntimeError(f"the controller refused {values}: {result.reason}")
+                raise RunFailed(f"the controller refused {values}: {result.reason}")
 
     def set(self, **values) -> None:
         """Change parameters now (the answer is not waited for: the row goes on)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...control.native import OK
+from ..commands import RunFailed
 from .fault_rows import CONTROLLER, LOW_LIMITS, PERIOD, Q_A, Q_B, Fault, Form, franka_file, outcome
 
 SETTLE = 0.3    # s the arm holds before the goal (history for the judge)
@@ -67,7 +68,7 @@ class Host:
         # the swap a real-time host makes (robodyn_law_continue, doc/native.md): the new
         # handle's first command starts from what the drive holds
         if self._harness.harness_continue(self.handle.address, old.address) != OK:
-            raise RuntimeError("robodyn_law_continue refused the swap")
+            raise RunFailed("the native entry point refused the law swap (robodyn_law_continue)")
 
     def call(self, t: float, q, qd, when: float) -> None:
         """The host's update() at host time ``when`` on the state measured at ``t``."""

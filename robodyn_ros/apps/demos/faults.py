@@ -26,11 +26,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from ..commands import RunFailed, check_outputs
+from ..progress import progress
+from ..dev.doc_pages import splice
 from .fault_dds import MAX_SLIP
 from .fault_rows import (FULL, NATIVE_ROWS, PYTHON_ROWS, SHORT, Fault, as_json, collision_note,
                          harness_note, panda, table)
@@ -41,34 +46,94 @@ END = "<!-- /faults -->"
 KINDS = sorted({f.kind for f in PYTHON_ROWS})
 
 
+DESCRIPTION = """\
+The fault matrix: what a drive receives from the controller at the edges of timing. Each row is a
+goal in motion with one fault in it: the joint states stalled (5, 20, 60 and 300 ms), bursts of
+10 and 50 states, the driver's clock off by -0.5, +0.5 and +2 s, a deactivation and an activation
+(on_deactivate zero, then hold_gravity), a law switch and back, a goal preempting a goal, effort
+limits lowered, a collision (a push at the hand). A drive like a Franka's holds each command over
+its 1 ms cycle and counts every command whose change within one cycle exceeds rate × period
+(1000 N·m/s × 1 ms = 1 N·m).
+
+Two paths, on the same arm (MuJoCo's Panda carrying a 1 kg payload nobody models, behind a drive
+that adds gravity and damping):
+  Python over DDS  the computed_torque_controller node in a process of its own, driven with
+                   config/franka_controller.yaml (stamps, collision observer, every row);
+  native           the law's C entry point called from a C host loop once per drive cycle (the
+                   rows a host can meet: stalls, bursts, a law switch, lowered limits).
+
+The table, per row: commands over rate × period, the largest change within one drive cycle,
+future-stamped states the controller answered, the worst time from a state to its command over
+the quiet median before the fault, and the largest gap between commands. Exit status 0 when
+every row has no command over the bound and no future stamp used, and the collision's reaction
+left in its detection cycle; 1 otherwise. Needs MuJoCo; the native path needs gcc. The full
+matrix takes some 3 minutes a run.
+"""
+
+
+def chosen(rows, kinds):
+    """The rows of ``rows`` of the ``kinds`` (None: all)."""
+    return [f for f in rows if kinds is None or f.kind in kinds]
+
+
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="robodyn-ros demo faults", description=__doc__,
+    parser = argparse.ArgumentParser(prog="robodyn-ros demo faults", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=1, help="runs of the matrix (medians and "
                         "ranges over them; default 1)")
-    parser.add_argument("--short", action="store_true", help="the tests' shorter rows (1 s goals)")
-    parser.add_argument("--path", choices=("python", "native", "both"), default="both")
+    parser.add_argument("--short", action="store_true", help="shorter rows (1 s goals instead of "
+                        "2 s), as the tests run them")
+    parser.add_argument("--path", choices=("python", "native", "both"), default="both",
+                        help="which path's rows to run (default both)")
     parser.add_argument("--only", nargs="+", choices=KINDS, metavar="KIND",
                         help=f"only these kinds of rows: {', '.join(KINDS)}")
     parser.add_argument("--json", metavar="FILE", help="write every row of every run as JSON")
-    parser.add_argument("--plot", metavar="FILE", help="plot each row's steps around its fault")
-    parser.add_argument("--doc", metavar="PAGE", help="write the tables into PAGE (between its "
-                        "faults markers: doc/real_robot.md)")
+    parser.add_argument("--plot", metavar="FILE", help="plot each row's changes per drive cycle "
+                        "against time, the bound dashed (PNG, PDF, ...)")
+    parser.add_argument("--doc", metavar="PAGE", help="write the tables into PAGE, between its "
+                        "fault-matrix markers (doc/real_robot.md)")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be >= 1")
+    if not any(chosen(rows, args.only) for path, rows in (("native", NATIVE_ROWS),
+                                                         ("python", PYTHON_ROWS))
+               if args.path in (path, "both")):
+        parser.error(f"no row of --path {args.path} is of the kinds {', '.join(args.only)}")
+    check_outputs(parser, {"--json": args.json, "--plot": args.plot})
+    if args.doc:   # a page without the section found now, not after the runs
+        try:
+            splice(Path(args.doc).read_text(), BEGIN, END, "")
+        except OSError as exc:
+            parser.error(f"--doc {args.doc}: {exc.strerror}")
+        except ValueError as exc:
+            parser.error(f"--doc {args.doc}: {exc}")
     return args
 
 
-def native_runs(rows, form, runs):
+def native_runs(rows, form, runs, loads):
+    """The native rows, ``runs`` times (a host and an arm of its own each); the machine's load
+    average appended to ``loads`` before each row."""
+    from ..benchmarks.native import Unavailable, harness
     from . import fault_native
+    try:
+        harness()
+    except Unavailable as why:
+        raise RunFailed(f"the native path: {why} (--path python runs the other)") from None
     model, urdf = panda()
-    return [[fault_native.row(fault, form, model, urdf.read_text()) for fault in rows]
-            for _ in range(runs)]
+    results = []
+    for run in range(runs):
+        results.append([])
+        for fault in rows:
+            progress.show(f"  native, run {run + 1}/{runs}: {fault.name}")
+            loads.append(os.getloadavg()[0])
+            results[-1].append(fault_native.row(fault, form, model, urdf.read_text()))
+    progress.done(f"  native: {runs} run(s) of {len(rows)} rows")
+    return results
 
 
-def python_runs(rows, form, runs, progress=print):
-    """The DDS rows, ``runs`` times (one controller process and one arm for them all)."""
+def python_runs(rows, form, runs, loads):
+    """The DDS rows, ``runs`` times (one controller process and one arm for them all); the
+    machine's load average appended to ``loads`` before each row."""
     import rclpy
 
     from ..processes import NodeProcesses
@@ -81,9 +146,12 @@ def python_runs(rows, form, runs, progress=print):
             for run in range(runs):
                 results.append([])
                 for fault in rows:
-                    progress(f"  run {run + 1}/{runs}: {fault.name}")
+                    progress.show(f"  Python over DDS, run {run + 1}/{runs}: {fault.name}")
+                    loads.append(os.getloadavg()[0])
                     results[-1].append(matrix.row(fault))
+            progress.done(f"  Python over DDS: {runs} run(s) of {len(rows)} rows")
     except BaseException:
+        progress.done()
         print(f"the controller's log is kept in {logs}", file=sys.stderr)
         raise
     finally:
@@ -106,17 +174,39 @@ def goals(path: str, runs) -> list[tuple[str, bool]]:
     return found
 
 
-def section(tables: dict, runs: int, form_name: str, seconds: float) -> str:
-    """The doc page's generated section: the command, then a table per path."""
-    lines = [BEGIN, "", f"{runs} run(s) of the {form_name} rows ({seconds:.0f} s, "
-             f"{time.strftime('%Y-%m-%d')}); medians, and the range over the runs where it varies. "
-             "Measured on the shared 2-core machine: the times are its.", ""]
+def measured_on(loads) -> str:
+    """Where the figures come from, in a sentence: the package's commit (a git checkout's, with
+    uncommitted changes said) or version, and the load average over the rows."""
+    import subprocess
+    here = Path(__file__).resolve().parent
+
+    def git(*words):
+        done = subprocess.run(["git", "-C", str(here), *words], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else None
+    commit = git("rev-parse", "--short", "HEAD")
+    if commit is None:
+        from importlib.metadata import version
+        source = f"robodyn_ros {version('robodyn_ros')}"
+    else:
+        source = f"commit {commit}" + (" with uncommitted changes"
+                                       if git("status", "--porcelain", "--untracked-files=no")
+                                       else "")
+    return (f"Measured on {source}, {time.strftime('%Y-%m-%d')}, on {os.cpu_count()} CPUs under "
+            f"a 1-minute load average of {statistics.median(loads):.1f} at the median of the rows "
+            f"({min(loads):.1f}–{max(loads):.1f}): the times are this machine's.")
+
+
+def section(tables: dict, runs: int, form_name: str, seconds: float, conditions: str) -> str:
+    """The doc page's generated section: how it was measured, then a table per path."""
+    lines = [BEGIN, "", f"{runs} run(s) of the {form_name} rows ({seconds:.0f} s); medians, and "
+             f"the range over the runs where it varies. {conditions} The plot is the first run.",
+             ""]
     for path, rows in tables.items():
         lines += [f"**{path}**", "", *rows, ""]
     return "\n".join(lines + [END])
 
 
-def plot(path: str, results: dict) -> None:
+def plot(path: str, results: dict, conditions: str) -> None:
     """Each row's per-command steps (N m) against time from its goal's start, one panel per
     fault, the bound dashed."""
     import matplotlib
@@ -143,7 +233,7 @@ def plot(path: str, results: dict) -> None:
     fig.supxlabel("s from the goal's start")
     fig.supylabel("change within one drive cycle (N m)")
     fig.suptitle("What the drive received: each command's change within one 1 ms cycle "
-                 "(dashed: rate × period)")
+                 f"(dashed: rate × period), the first run\n{conditions}", fontsize=10)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
@@ -157,17 +247,14 @@ def main(argv=None) -> int:
     from ...sim.mujoco_engine import require_mujoco
     require_mujoco()
     form = SHORT if args.short else FULL
-
-    def chosen(rows):
-        return [f for f in rows if args.only is None or f.kind in args.only]
-    started = time.monotonic()
+    started, loads = time.monotonic(), []
     results = {}
-    if args.path in ("native", "both") and chosen(NATIVE_ROWS):
+    if args.path in ("native", "both") and chosen(NATIVE_ROWS, args.only):
         print("native: the law's C entry point from our C harness, a host's loop")
-        results["Native"] = native_runs(chosen(NATIVE_ROWS), form, args.runs)
-    if args.path in ("python", "both") and chosen(PYTHON_ROWS):
+        results["Native"] = native_runs(chosen(NATIVE_ROWS, args.only), form, args.runs, loads)
+    if args.path in ("python", "both") and chosen(PYTHON_ROWS, args.only):
         print("Python over DDS: computed_torque_controller with config/franka_controller.yaml")
-        results["Python"] = python_runs(chosen(PYTHON_ROWS), form, args.runs)
+        results["Python"] = python_runs(chosen(PYTHON_ROWS, args.only), form, args.runs, loads)
     tables = {("Python over DDS" if path == "Python" else "Native (C entry point)"):
               table(runs) + ([] if path != "Python" else
                              ["", collision_note(runs), "", harness_note(runs, MAX_SLIP)])
@@ -177,17 +264,17 @@ def main(argv=None) -> int:
     met = [goal for path, runs in results.items() for goal in goals(path, runs)]
     for what, ok in met:
         print(f"goal: {what}: {'met' if ok else 'NOT met'}")
-    seconds = time.monotonic() - started
-    print(f"wall time {seconds:.0f} s")
+    seconds, conditions = time.monotonic() - started, measured_on(loads)
+    print(f"wall time {seconds:.0f} s. {conditions}")
     if args.json:
         Path(args.json).write_text(json.dumps({path: [[as_json(o) for o in rows] for rows in runs]
                                                for path, runs in results.items()}, indent=2))
         print(f"results: {args.json}")
     if args.plot:
-        plot(args.plot, results)
+        plot(args.plot, results, conditions)
         print(f"plot: {args.plot}")
     if args.doc:
         from ..dev.doc_pages import update
         update(args.doc, BEGIN, END, section(tables, args.runs, "short" if args.short else "full",
-                                             seconds), check=False)
+                                             seconds, conditions), check=False)
     return 0 if all(ok for _, ok in met) else 1
