@@ -174,9 +174,9 @@ def goals(path: str, runs) -> list[tuple[str, bool]]:
     return found
 
 
-def measured_on(loads) -> str:
-    """Where the figures come from, in a sentence: the package's commit (a git checkout's, with
-    uncommitted changes said) or version, and the load average over the rows."""
+def package_source() -> str:
+    """What is measured: the package's commit (a git checkout's, with uncommitted changes said)
+    or its version."""
     import subprocess
     here = Path(__file__).resolve().parent
 
@@ -186,11 +186,14 @@ def measured_on(loads) -> str:
     commit = git("rev-parse", "--short", "HEAD")
     if commit is None:
         from importlib.metadata import version
-        source = f"robodyn_ros {version('robodyn_ros')}"
-    else:
-        source = f"commit {commit}" + (" with uncommitted changes"
-                                       if git("status", "--porcelain", "--untracked-files=no")
-                                       else "")
+        return f"robodyn_ros {version('robodyn_ros')}"
+    changed = git("status", "--porcelain", "--untracked-files=no")
+    return f"commit {commit}" + (" with uncommitted changes" if changed else "")
+
+
+def measured_on(source: str, loads) -> str:
+    """Where the figures come from, in a sentence: ``source`` (package_source, taken before the
+    runs) and the load average over the rows."""
     return (f"Measured on {source}, {time.strftime('%Y-%m-%d')}, on {os.cpu_count()} CPUs under "
             f"a 1-minute load average of {statistics.median(loads):.1f} at the median of the rows "
             f"({min(loads):.1f}–{max(loads):.1f}): the times are this machine's.")
@@ -247,7 +250,7 @@ def main(argv=None) -> int:
     from ...sim.mujoco_engine import require_mujoco
     require_mujoco()
     form = SHORT if args.short else FULL
-    started, loads = time.monotonic(), []
+    started, loads, source = time.monotonic(), [], package_source()
     results = {}
     if args.path in ("native", "both") and chosen(NATIVE_ROWS, args.only):
         print("native: the law's C entry point from our C harness, a host's loop")
@@ -264,7 +267,7 @@ def main(argv=None) -> int:
     met = [goal for path, runs in results.items() for goal in goals(path, runs)]
     for what, ok in met:
         print(f"goal: {what}: {'met' if ok else 'NOT met'}")
-    seconds, conditions = time.monotonic() - started, measured_on(loads)
+    seconds, conditions = time.monotonic() - started, measured_on(source, loads)
     print(f"wall time {seconds:.0f} s. {conditions}")
     if args.json:
         Path(args.json).write_text(json.dumps({path: [[as_json(o) for o in rows] for rows in runs]
