@@ -333,6 +333,20 @@ class CommandStage:
             self.sent_at, self.pending = t, pending
         return code
 
+    def left(self) -> None:
+        """The last command left the node now (published, which may come a few milliseconds
+        after it was computed: a thread waits for the GIL): the drive may hold the one before it
+        until now, so that one's window row stays open a period from now, and a ramp's next step
+        is due a period from now. Commands a drive receives are then a period apart in the time
+        they left, not only in the time they were computed."""
+        if self.sent_at is None or self.plain:
+            return
+        t = self._clock()
+        if t > self.sent_at:
+            newest = int(np.argmax(self.window[:, 0]))   # the row the last command opened
+            self.window[newest, 0] = max(self.window[newest, 0], t + self._drive.period)
+            self.sent_at = t
+
     def sent(self) -> None:
         """A command was written into ``effort`` without the stage (the plain short path): it
         is what the drive holds, and no ramp is left."""
