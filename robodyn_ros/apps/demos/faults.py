@@ -67,7 +67,7 @@ future-stamped states the controller answered, the worst time from a state to it
 the quiet median before the fault, and the largest gap between commands. Exit status 0 when
 every row has no command over the bound and no future stamp used, and the collision's reaction
 left in its detection cycle; 1 otherwise. Needs MuJoCo; the native path needs gcc. The full
-matrix takes some 3 minutes a run.
+matrix takes about a minute a run.
 """
 
 
