@@ -110,9 +110,22 @@ def parse_args(argv):
     return args
 
 
+def repeated(label: str, rows, runs: int, loads: list, run_row) -> list:
+    """``runs`` runs of ``rows``, each row's outcome ``run_row(fault)``, the progress shown under
+    ``label`` and the machine's load average appended to ``loads`` before each row."""
+    results = []
+    for run in range(runs):
+        results.append([])
+        for fault in rows:
+            progress.show(f"  {label}, run {run + 1}/{runs}: {fault.name}")
+            loads.append(os.getloadavg()[0])
+            results[-1].append(run_row(fault))
+    progress.done(f"  {label}: {runs} run(s) of {len(rows)} rows")
+    return results
+
+
 def native_runs(rows, form, runs, loads):
-    """The native rows, ``runs`` times (a host and an arm of its own each); the machine's load
-    average appended to ``loads`` before each row."""
+    """The native rows (``repeated``), a host and an arm of its own each."""
     from ..benchmarks.native import Unavailable, harness
     from . import fault_native
     try:
@@ -120,20 +133,12 @@ def native_runs(rows, form, runs, loads):
     except Unavailable as why:
         raise RunFailed(f"the native path: {why} (--path python runs the other)") from None
     model, urdf = panda()
-    results = []
-    for run in range(runs):
-        results.append([])
-        for fault in rows:
-            progress.show(f"  native, run {run + 1}/{runs}: {fault.name}")
-            loads.append(os.getloadavg()[0])
-            results[-1].append(fault_native.row(fault, form, model, urdf.read_text()))
-    progress.done(f"  native: {runs} run(s) of {len(rows)} rows")
-    return results
+    return repeated("native", rows, runs, loads,
+                    lambda fault: fault_native.row(fault, form, model, urdf.read_text()))
 
 
 def python_runs(rows, form, runs, loads):
-    """The DDS rows, ``runs`` times (one controller process and one arm for them all); the
-    machine's load average appended to ``loads`` before each row."""
+    """The DDS rows (``repeated``), one controller process and one arm for them all."""
     import rclpy
 
     from ..processes import NodeProcesses
@@ -142,21 +147,13 @@ def python_runs(rows, form, runs, loads):
     rclpy.init()
     try:
         with NodeProcesses(logs) as procs, Matrix(procs, logs, form) as matrix:
-            results = []
-            for run in range(runs):
-                results.append([])
-                for fault in rows:
-                    progress.show(f"  Python over DDS, run {run + 1}/{runs}: {fault.name}")
-                    loads.append(os.getloadavg()[0])
-                    results[-1].append(matrix.row(fault))
-            progress.done(f"  Python over DDS: {runs} run(s) of {len(rows)} rows")
+            return repeated("Python over DDS", rows, runs, loads, matrix.row)
     except BaseException:
         progress.done()
         print(f"the controller's log is kept in {logs}", file=sys.stderr)
         raise
     finally:
         rclpy.try_shutdown()
-    return results
 
 
 def goals(path: str, runs) -> list[tuple[str, bool]]:
