@@ -17,8 +17,8 @@ offsets, both reactivations, the law switch, the lowered limits and the collisio
 20 ms stall, the 50-state burst, the preemption and (once) the nominal row some of the time, as
 the machine's own stalls add to the row's; natively, the 60 and 300 ms stalls, the law switch and
 the limits, and, where the native step allowed a full step per call (before it kept the drive
-period's commands), the 50-state burst (a host calling 50 times in one cycle: 22 over the bound). The DDS rows take some 40 s,
-the native ones 5 s.
+period's commands), the 50-state burst (a host calling 50 times in one cycle: 22 over the
+bound). The DDS rows take some 40 s, the native ones 5 s.
 """
 import json
 
@@ -122,7 +122,9 @@ def test_what_the_drive_receives_from_the_node(matrix, fault, record_property):
                          f"(bound {o.limit:g} N m)")
     assert o.future_used == 0, f"{fault.name}: {o.future_used} future-stamped state(s) answered"
     if fault.kind == "collision":
-        assert detection["detected"] and detection["answered"], detection
+        assert detection["detected"] and detection["answered"], (
+            f"{detection}; the arm's time slipped {o.slipped * 1e3:.0f} ms in the row "
+            f"({o.attempts} attempt(s): this process not run on time)")
         assert detection["reaction_in_cycle"], "the detecting cycle's answer did not hold"
         assert detection["command_before_report"], (
             f"the reaction left {-detection['report_after_command_us']:.0f} µs after the "

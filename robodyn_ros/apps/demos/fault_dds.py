@@ -199,8 +199,6 @@ class Matrix:
         def offset(seconds):
             robot.offset_ns = round(seconds * 1e9)
 
-        def push(wrench):
-            robot.wrench = None if wrench is None else np.array(wrench)
 
         if kind in ("stall", "burst"):
             seconds = value * (1e-3 if kind == "stall" else PERIOD_NS * 1e-9)
@@ -219,7 +217,7 @@ class Matrix:
         if kind == "limits":
             return [(0.0, lambda: self.set(effort_limits=LOW_LIMITS))], 0.0
         if kind == "collision":
-            return [(0.0, lambda: push(PUSH)), (episode, lambda: push(None))], 0.0
+            return [(0.0, lambda: robot.push(PUSH, episode))], 0.0
         return [], 0.0
 
     def _outcome(self, fault: Fault, start: int, fault_at: int, slipped: int):

@@ -94,6 +94,7 @@ class Robot:
         self.withheld: list | None = None   # states kept back (None: published)
         self.offset_ns = 0                  # the driver's clock minus the true time
         self.wrench = None                  # a push at the tip [f; n] (base frame), or None
+        self.push_cycles = 0                # the arm's cycles the push lasts yet
         self.k, self.t0 = 0, time.time_ns()
 
     @property
@@ -121,7 +122,17 @@ class Robot:
         self._torque = self._plant.applied(command)
         if self._moving:
             self.q, self.qd = self._plant.step(self.q, self.qd, command, self.wrench)
+        if self.wrench is not None:
+            self.push_cycles -= 1
+            if self.push_cycles <= 0:
+                self.wrench = None
         self.k += 1
+
+    def push(self, wrench, seconds: float) -> None:
+        """A push at the tip for ``seconds`` of the arm's own time (its cycles: a slip of this
+        process does not shorten it)."""
+        self.wrench = np.array(wrench, dtype=float)
+        self.push_cycles = round(seconds * 1e9 / PERIOD_NS)
 
     def take(self) -> None:
         """The commands, controller states and collision reports that arrived."""
