@@ -153,6 +153,32 @@ def test_a_ramp_goes_on_one_step_a_period_to_its_target(model, interpreted):
     np.testing.assert_allclose(effort, target - np.sign(target))
 
 
+def test_commands_keep_the_bound_in_the_time_they_left(model):
+    """Cycles' commands and a ramp's steps, each published some time after it was computed (a
+    thread waiting for the GIL meanwhile): told when each left (CommandStage.left), the stage
+    keeps every drive cycle's change within one step on the time they left, the drive's."""
+    rng = np.random.default_rng(7)
+    n = model.dof
+    now, effort = [0.0], np.zeros(n)
+    stage = drive.CommandStage(model, np.arange(n, dtype=np.intp), effort,
+                               drive.Drive(0, PERIOD, np.full(n, 1000.0)), lambda: now[0])
+    q, inf = np.zeros(n), np.full(n, np.inf)
+    times, commands = [], []
+    for k in range(400):
+        now[0] += rng.uniform(0.05, 1.0) * PERIOD
+        if k % 25 == 0:   # a cycle's command, far from the last: a ramp follows
+            sent = stage.send(q, np.full(n, 30.0 * (-1) ** (k // 25)), inf) >= 0
+        else:
+            sent = stage.resend()
+        if sent:
+            now[0] += rng.uniform(0.0, 0.9) * PERIOD   # computed; published now
+            stage.left()
+            times.append(now[0])
+            commands.append(effort.copy())
+    assert np.all(worst_steps(times, commands, PERIOD)[0] <= 1.0 + 1e-9)
+    assert len(times) > 100 and np.ptp(commands) > 10.0   # it ramped both ways
+
+
 @STAGES
 def test_a_lowered_rate_limit_takes_the_middle_of_what_it_cannot_both_keep(model, interpreted):
     """Two commands 2 N m apart within a period, then a rate limit of 0.5 N m a cycle: no value is

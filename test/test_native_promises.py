@@ -69,6 +69,29 @@ def test_a_law_swap_continues_from_the_command_the_drive_holds(lib, model):
     assert np.abs(first["unseeded"] - holds).max() > 20.0
 
 
+def test_calls_within_one_drive_cycle_share_its_step(model):
+    """A host that calls twice in one drive cycle (catching up after an overrun: dt the time
+    since the call before) gets one cycle's change over both: the drive may apply the command of
+    the cycle before and the last of them one cycle apart. A period later, one step more."""
+    n = model.dof
+    handle = native.native_law(load_law("pd_gravity")(model, {"kp": 200.0, "kd": 20.0}),
+                               rate_limit=RATE)
+    zero, effort = np.zeros(n), np.zeros(n)
+    step = RATE * DT
+    commands = []
+    for dt in (DT, 1e-5, 1e-5, 3e-4, DT, 2e-4):   # g(q) ~ 29 N m away: every call rate-limited
+        assert handle(POSE, zero, POSE, zero, zero, dt, effort) >= 0
+        commands.append(effort.copy())
+    commands = np.array(commands)
+    # the first four within one period of each other: together within one step of 0
+    np.testing.assert_array_less(np.abs(commands[:4]).max(axis=0), step * (1 + 1e-12))
+    assert np.abs(commands[0]).max() == pytest.approx(step)
+    # a period after the first: a step more, and the last one, 0.2 ms later, none further
+    assert np.abs(commands[4]).max() == pytest.approx(2 * step)
+    np.testing.assert_array_less(np.abs(commands[5] - commands[:5]).max(axis=0),
+                                 step * (1 + 1e-12))
+
+
 def test_a_seed_or_a_swap_that_cannot_hold_is_refused(lib, model):
     law = load_law("computed_torque")(model, {"kp": 100.0, "kd": 20.0})
     for bad in (np.zeros(model.dof - 1), np.full(model.dof, np.inf)):

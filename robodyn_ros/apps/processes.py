@@ -33,13 +33,14 @@ class NodeProcesses:
         self._out = out   # where ``report`` writes (None: sys.stderr at the time)
         self.exit_codes: dict[str, int] = {}  # filled on exit
 
-    def start(self, name, module, params, remaps=None):
+    def start(self, name, module, params, remaps=None, params_file=None):
         """``python -m module`` as the node ``name`` with ``params`` (and ``remaps``, topic ->
-        topic), in the SROS2 enclave of that name (doc/security.md; ignored unless
-        ROS_SECURITY_ENABLE is true): the override too, since rcl prefers it to ``--enclave``
-        and this process may carry its own."""
+        topic; ``params_file``, a ROS parameter file read first), in the SROS2 enclave of that
+        name (doc/security.md; ignored unless ROS_SECURITY_ENABLE is true): the override too,
+        since rcl prefers it to ``--enclave`` and this process may carry its own."""
         from ..nodes.security import enclave
-        ros_args = [a for key, value in params.items() for a in ("-p", f"{key}:={value}")]
+        ros_args = ["--params-file", str(params_file)] if params_file else []
+        ros_args += [a for key, value in params.items() for a in ("-p", f"{key}:={value}")]
         ros_args += [a for topic, to in (remaps or {}).items() for a in ("-r", f"{topic}:={to}")]
         log = open(self._logs / f"{name}.log", "w")
         cmd = [sys.executable, "-m", module, "--ros-args", "-r", f"__node:={name}",

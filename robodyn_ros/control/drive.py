@@ -190,8 +190,9 @@ def drive_command_into(P, compensates, q, tau, limit, step, index, previous, eff
     into ``effort`` in joints order (``index``: the chain joint of each entry; ``effort`` may be
     ``previous`` itself). Returns -1 when tau or what the drive adds has NaN or inf (``effort``
     is then not written), else saturated + RATE_LIMITED · rate_limited, the numbers of joints
-    each step changed. One command per drive cycle (the native entry point's); the controller's
-    stage bounds every command the drive may have held before (stage_command_into)."""
+    each step changed. Bounded by the last command alone: one command per drive cycle; the
+    controller's stage and the native entry point bound every command the drive may have held
+    before (stage_command_into)."""
     n = tau.shape[0]
     work = scratch(2, n)
     saturated = _target(P, compensates, q, tau, limit, index, work[0], work[1])
@@ -331,6 +332,20 @@ class CommandStage:
                 self.on_ramp()
             self.sent_at, self.pending = t, pending
         return code
+
+    def left(self) -> None:
+        """The last command left the node now (published, which may come a few milliseconds
+        after it was computed: a thread waits for the GIL): the drive may hold the one before it
+        until now, so that one's window row stays open a period from now, and a ramp's next step
+        is due a period from now. Commands a drive receives are then a period apart in the time
+        they left, not only in the time they were computed."""
+        if self.sent_at is None or self.plain:
+            return
+        t = self._clock()
+        if t > self.sent_at:
+            newest = int(np.argmax(self.window[:, 0]))   # the row the last command opened
+            self.window[newest, 0] = max(self.window[newest, 0], t + self._drive.period)
+            self.sent_at = t
 
     def sent(self) -> None:
         """A command was written into ``effort`` without the stage (the plain short path): it

@@ -503,6 +503,10 @@ class ControlLoop:
             self.rate_limits("")
         return Command(self._effort.copy())
 
+    def command_left(self) -> None:
+        """The node published the last command now (``CommandStage.left``)."""
+        self._stage.left()
+
     @property
     def on_ramp(self) -> Callable[[], None]:
         """Called (under the caller's lock) when a command leaves a ramp to go on: whoever calls

@@ -6,7 +6,7 @@ Python builds a law once (``native_law(law)``, ``native_observer(observer)``) an
 signature, no Python object), and the addresses of the buffers the law owns. A native thread then
 calls ``law->step.law(law, q, qd, q_ref, qd_ref, qdd_ref, dt, effort)``: the step reads the struct,
 runs the very kernels ``compute`` runs, on the law's own arrays, then the node's command stage
-(``drive.drive_command_into``: what the drive adds taken off, saturation, rate limit) into
+(``drive.stage_command_into``: what the drive adds taken off, saturation, rate limit) into
 ``effort``: every output equals ``compute``'s so finished, bit for bit. It takes no GIL,
 allocates nothing (the kernels' workspaces are on the machine stack) and raises nothing: a
 kernel's failure is caught in the compiled code (numba's try/except; an uncaught one would take
@@ -36,7 +36,8 @@ from ..dynamics.layout import N_COLUMNS
 from ..dynamics.newton_euler import GRAVITY, rnea_no_wrench
 from ..plumbing.kernels import as_declared, as_read_only, inline
 from .adaptive import AdaptiveComputedTorque, base_step, payload_step
-from .drive import DRIVE_FRICTION, PERIOD, Drive, compensation_bits, drive_command_into
+from .drive import (DRIVE_FRICTION, PERIOD, WINDOW_ROWS, Drive, compensation_bits,
+                    stage_command_into)
 from .drive import RATE_LIMITED as DRIVE_RATE_LIMITED
 from .laws import ComputedTorque, PDGravity, computed_torque_step, pid_into
 from .momentum_observer import MomentumObserver, observer_reset, observer_step
@@ -112,9 +113,11 @@ def _table(words):
 
 
 # every table's shared entries: 0 the command stage's identity index; the address of the
-# owner's revision counter and its value when the handle was built (past the longest table)
-REVISION, BUILT = 20, 21
-TABLE_WORDS = 22
+# owner's revision counter and its value when the handle was built, and the command stage's clock
+# (the calls' dt summed; the drive's period), the command it wants and its window of the commands
+# the drive may have held (past the longest table)
+REVISION, BUILT, CLOCK, TARGET, WINDOW = 20, 21, 22, 23, 24
+TABLE_WORDS = 25
 
 
 @inline
@@ -154,19 +157,27 @@ def _open(law, q, qd, q_ref, qd_ref, qdd_ref, dt):
 
 @inline
 def _command(words, n, P, q, qd, tau, dt, effort):
-    """The node's command stage (``drive.drive_command_into``) from the law's torque into the
-    caller's ``effort``: what the drive adds taken off, saturated, rate-limited from the last
-    command, which it then becomes."""
+    """The node's command stage (``drive.stage_command_into``) from the law's torque into the
+    caller's ``effort``, on the clock the calls' ``dt`` make: what the drive adds taken off,
+    saturated, within rate x period of the last command and of every command sent within one
+    drive period before (a host that calls twice in one drive cycle), the last command it then
+    becomes."""
+    table = _table(words)
     last = as_declared(numba.carray(_pointer(words[LAST_COMMAND]), (n,), np.float64))
     out = numba.carray(effort, (n,))
-    code = drive_command_into(P, as_declared(words[COMPENSATES]), q, tau,
+    clock = _doubles(table, CLOCK, (2,))
+    t = clock[0] + dt
+    code = stage_command_into(P, as_declared(words[COMPENSATES]), q, tau,
                               as_declared(numba.carray(_pointer(words[EFFORT_LIMIT]), (n,), np.float64)),
                               as_declared(numba.carray(_pointer(words[RATE_LIMIT]), (n,), np.float64)),
-                              as_declared(_indices(_table(words), 0, n)), last, as_declared(out))
+                              t, clock[1], as_declared(_indices(table, 0, n)),
+                              _doubles(table, WINDOW, (WINDOW_ROWS, 1 + 2 * n)),
+                              as_declared(_doubles(table, TARGET, (n,))), last)
     if code < 0:
         return NONFINITE_EFFORT
+    clock[0] = t
     for i in range(n):
-        last[i] = out[i]
+        out[i] = last[i]
     return ((SATURATED if code % DRIVE_RATE_LIMITED else OK)
             | (RATE_LIMITED if code >= DRIVE_RATE_LIMITED else OK))
 
@@ -362,7 +373,8 @@ class NativeLaw:
     was at build: after a change, every step returns STALE."""
 
     def __init__(self, name, owner, kind, model, workspace, estimate, table, effort_limit=None,
-                 rate_limit=None, compensates=0, last_command=None, reset=None):
+                 rate_limit=None, compensates=0, last_command=None, reset=None,
+                 drive_period=PERIOD):
         self.name, self.owner, self.kind, self.dof = name, owner, kind, owner.dof
         self._cfunc = compiled(name)
         self._reset = None if reset is None else compiled(reset)
@@ -371,11 +383,17 @@ class NativeLaw:
         self.last_command = np.zeros(self.dof) if last_command is None else last_command
         revision = getattr(owner, "revision", None)
         revision = np.zeros(1, dtype=np.int64) if revision is None else revision
-        self._keep = [model, workspace, estimate, effort_limit, rate_limit, index, revision, *table]
+        # the command stage's clock (s: the calls' dt summed, from 0; the drive's period), the
+        # command it wants and the commands the drive may have held (drive.stage_command_into)
+        stage = (np.array([0.0, drive_period]), np.zeros(self.dof),
+                 np.full((WINDOW_ROWS, 1 + 2 * self.dof), -np.inf))
+        self._keep = [model, workspace, estimate, effort_limit, rate_limit, index, revision,
+                      *stage, *table]
         self.table = np.zeros(TABLE_WORDS, dtype=np.int64)
         for k, item in enumerate([index, *table]):
             self.table[k] = item.ctypes.data if isinstance(item, np.ndarray) else int(item)
         self.table[REVISION], self.table[BUILT] = revision.ctypes.data, revision[0]
+        self.table[[CLOCK, TARGET, WINDOW]] = [a.ctypes.data for a in stage]
         self.struct = np.zeros(WORDS, dtype=np.int64)
         self.struct[[ABI_WORD, KIND, DOF, STEP, RESET]] = (
             ABI, kind, self.dof, self._cfunc.address, 0 if reset is None else self._reset.address)
@@ -437,11 +455,13 @@ def native_law(law, effort_limit=None, rate_limit=np.inf, compensates=(),
                drive_period=PERIOD, last_command=None) -> NativeLaw:
     """The C entry point of ``law`` (one of computed_torque, pd_gravity, adaptive_computed_torque,
     operational_space, cartesian_impedance) followed by the node's command stage
-    (``drive.drive_command_into``) for its drive (``drive.Drive``): the gravity it adds
+    (``drive.stage_command_into``) for its drive (``drive.Drive``): the gravity it adds
     (``compensates``, as the parameter ``drive_compensates``: 'gravity', 'friction') taken off,
     saturated at ``effort_limit`` (chain order, > 0; default the model's), then at most
-    ``rate_limit`` · ``drive_period`` from the last command (N·m/s per joint or one value; inf:
-    none; one call per drive cycle). Behind a drive that compensates friction the law must leave
+    ``rate_limit`` · ``drive_period`` from the last command and from every command of the calls
+    within one ``drive_period`` before, on the time the calls' ``dt`` add up to (N·m/s per joint
+    or one value; inf: none): a host that calls twice in one drive cycle gets one cycle's change
+    over both. Behind a drive that compensates friction the law must leave
     it out (``friction: false``). ``last_command``: the command the drive holds (chain order; a
     law swap passes the old handle's ``last_command``), the rate limit's start; None: zeros, a
     drive that had none, as the node starts; NaN for a joint: no limit on its first command. The
@@ -463,7 +483,7 @@ def native_law(law, effort_limit=None, rate_limit=np.inf, compensates=(),
     P = np.ascontiguousarray(law.model.params)
     # the struct's rate_limit: the largest change per call, one drive cycle's (rate x period)
     stage = dict(effort_limit=limit, rate_limit=drive.step(n), compensates=drive.compensates,
-                 last_command=seed)
+                 last_command=seed, drive_period=drive.period)
     kind = type(law)
     if kind is ComputedTorque or kind is PDGravity:
         name = "computed_torque" if kind is ComputedTorque else "pd_gravity"

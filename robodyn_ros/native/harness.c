@@ -3,10 +3,10 @@
  *
  * harness_start runs a law's step `calls` times from a pthread of its own, the way a real-time
  * loop would, timing each call; the caller (Python) meanwhile holds the GIL. harness_cost times
- * a loop of calls on the calling thread; harness_continue and harness_reset call the header's
- * law swap and observer reset. rnea_floor is a Newton–Euler pass in plain C over the
- * same packed parameters (columns given by -D from dynamics/layout.py): the floor a native law's
- * cost has. */
+ * a loop of calls on the calling thread; harness_call makes one (the fault matrix's host loop);
+ * harness_continue and harness_reset call the header's law swap and observer reset. rnea_floor is
+ * a Newton–Euler pass in plain C over the same packed parameters (columns given by -D from
+ * dynamics/layout.py): the floor a native law's cost has. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -116,6 +116,23 @@ int32_t harness_continue(robodyn_law *next, const robodyn_law *previous)
 int32_t harness_reset(robodyn_law *law, const double *q, const double *qd)
 {
     return robodyn_observer_reset(law, q, qd);
+}
+
+static int64_t cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* One call on this thread, as a host's update() makes it: its status; *nanoseconds the CPU time
+ * it took (the time the thread waited for a CPU on a loaded machine left out). */
+int32_t harness_call(robodyn_law *law, const double *x, double *out, int64_t *nanoseconds)
+{
+    int64_t start = cpu_ns();
+    int32_t status = call(law, x, out);
+    *nanoseconds = cpu_ns() - start;
+    return status;
 }
 
 /* ------------------------------------------------------------------ the floor: RNEA in C */

@@ -48,7 +48,7 @@ extern "C" {
 /* status >= 0: effort written; these bits say what the command stage did to it */
 #define ROBODYN_OK 0
 #define ROBODYN_SATURATED 1     /* some joint clamped at effort_limit */
-#define ROBODYN_RATE_LIMITED 2  /* some joint held within last_command +- rate_limit (per call) */
+#define ROBODYN_RATE_LIMITED 2  /* some joint held to rate_limit */
 /* status < 0: nothing written to effort (send your own safe command) */
 #define ROBODYN_BAD_INPUT (-1)        /* NaN or inf in an input, dt < 0 (observer: dt <= 0);
                                          the law's state is untouched */
@@ -105,8 +105,10 @@ struct robodyn_law {
                                   pd/computed torque: the integral of e; else NULL */
     int64_t estimate_size;     /* doubles */
     const double *effort_limit;/* dof values, N m or N (laws; NULL for the observer) */
-    const double *rate_limit;  /* dof values, N m or N: the largest change per call, one drive
-                                  cycle's (N m/s x drive_period); inf: none (laws) */
+    const double *rate_limit;  /* dof values, N m or N: the largest change in one drive cycle
+                                  (N m/s x drive_period), from the last command and from every
+                                  command of the calls within one drive_period before (their dt
+                                  summed); inf: none (laws) */
     double *last_command;      /* dof values: the last effort written; at first what native_law
                                   was given (last_command=; else 0, a drive that had none, as the
                                   node starts); the rate limit starts from it. NaN: no limit on

@@ -223,6 +223,7 @@ class ComputedTorqueController(ManagedNode):
         if command.__class__ is LawFailure:
             return self._publish_effort(command.effort)
         self._command_pub.publish(bytes(self._command))   # the cycle wrote it in place
+        self.loop.command_left()
         if stamp is None:   # an unstamped state's: the time the cycle sampled the reference at
             stamp = self._intake.stamp if self.loop.stamp else stamp_parts(self.loop.time)
         if written:
@@ -248,6 +249,7 @@ class ComputedTorqueController(ManagedNode):
         if effort is not command.values:   # a cycle's command is written there already
             command.values[:] = effort
         self._command_pub.publish(bytes(command))
+        self.loop.command_left()
 
     def _timing_report(self):
         """The cycles' timing as controller_manager reports its controllers'; None unconfigured."""

@@ -7,8 +7,15 @@ model perturbed (``mass_scale``), for MuJoCo MuJoCo's own bias forces — and it
 commanded torque's rate: each step whose command changed faster than ``rate_limit`` is a
 violation, counted; with ``stop`` the drive then stops the arm, as FCI's reflex does (braked,
 at rest, until reset).
+
+``judge_commands`` judges the commands a drive received, each at the time it arrived, as a drive
+that holds them at its period applies them: what changed within one of its cycles, between
+consecutive commands and across commands arriving within one period (the fault matrix,
+``robodyn-ros demo faults``).
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -98,3 +105,53 @@ def plant_drive(engines, order, compensates, rate, stop: bool = False,
     for engine in engines[1:]:
         engine.drive = drive
     return drive
+
+
+@dataclasses.dataclass(frozen=True)
+class DriveVerdict:
+    """What a drive that holds commands at its ``period`` makes of the commands it received in a
+    window (``judge_commands``): ``over`` commands whose change within one of its cycles exceeded
+    rate × period on some joint, the largest such change ``max_step`` (N·m or N) and the bound
+    ``limit`` (rate × period, the smallest over the joints), the ``largest_gap`` (s) between
+    consecutive commands, ``commands`` in the window, and the per-command changes (``times``,
+    ``steps``: each command's largest change over the joints) for a plot."""
+    over: int
+    max_step: float
+    limit: float
+    largest_gap: float
+    commands: int
+    times: np.ndarray
+    steps: np.ndarray
+
+
+def judge_commands(times, commands, period: float, rate, start: float = -np.inf,
+                   end: float = np.inf) -> DriveVerdict:
+    """The commands (rows of ``commands``, chain or joints order alike) a drive received at
+    ``times`` (s on its clock, whose cycles begin at multiples of ``period``), judged as the drive
+    applies them: at each cycle it applies the latest command and holds it, so a command's change
+    within one cycle is the larger of its change from the command before it (a drive that takes
+    every command in a cycle of its own) and from the command held when its cycle began (one that
+    takes the latest: commands arriving within one period add up). ``rate``: N·m/s per joint (or
+    one value). Only commands in [start, end) count; those before are history."""
+    times = np.asarray(times, dtype=float)
+    order = np.argsort(times, kind="stable")
+    t, u = times[order], np.asarray(commands, dtype=float).reshape(len(times), -1)[order]
+    bound = np.broadcast_to(np.asarray(rate, dtype=float) * period, u.shape[1:])
+    cycle = np.floor(t / period)
+    inside = (t >= start) & (t < end)
+    steps = np.zeros(len(t))
+    over, held = 0, None
+    for i in range(1, len(t)):
+        if cycle[i] != cycle[i - 1]:
+            held = u[i - 1]                 # what the drive holds as command i's cycle begins
+        change = np.abs(u[i] - u[i - 1])
+        if held is not None:
+            change = np.maximum(change, np.abs(u[i] - held))
+        steps[i] = change.max()
+        if inside[i] and np.any(change > bound * (1.0 + 1e-9)):   # a rounding is no step
+            over += 1
+    window = t[inside]
+    before = t[:np.argmax(inside)][-1:] if inside.any() else t[:0]
+    gaps = np.diff(np.concatenate([before, window]))
+    return DriveVerdict(over, float(steps[inside].max(initial=0.0)), float(bound.min()),
+                        float(gaps.max(initial=0.0)), int(inside.sum()), window, steps[inside])

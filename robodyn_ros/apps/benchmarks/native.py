@@ -59,6 +59,8 @@ def harness():
     lib.harness_continue.restype = lib.harness_reset.restype = ctypes.c_int32
     lib.harness_continue.argtypes = [_P, _P]
     lib.harness_reset.argtypes = [_P, _P, _P]
+    lib.harness_call.restype = ctypes.c_int32
+    lib.harness_call.argtypes = [_P, _P, _P, _P]
     lib.rnea_floor.argtypes = [_P, ctypes.c_int64, _P, _P, _P, _P, _P]
     lib.rnea_floor_cost.restype = ctypes.c_double
     lib.rnea_floor_cost.argtypes = [_P, ctypes.c_int64, _P, ctypes.c_int64, ctypes.c_int64, _P, _P]

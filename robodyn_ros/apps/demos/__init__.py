@@ -19,6 +19,9 @@ COMMANDS = {
                   "detection, isolation, each reaction's contact force (doc/collisions.md)"),
     "drive": ("robodyn_ros.apps.demos.drive", "the Panda behind a drive that adds gravity and "
               "limits the torque rate, as a Franka's (doc/real_robot.md)"),
+    "faults": ("robodyn_ros.apps.demos.faults", "the fault matrix: stalls, bursts, clock offsets, "
+               "reactivations, a law switch, a preemption, lowered limits, a collision, judged by "
+               "a drive that holds commands at its period (doc/real_robot.md)"),
 }
 
 
