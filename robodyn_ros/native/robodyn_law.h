@@ -75,10 +75,9 @@ typedef int32_t (*robodyn_law_fn)(robodyn_law *law, const double *q, const doubl
 /* the momentum observer (De Luca & Mattone 2003): tau, the torque applied over the dt (> 0) that
  * ended at (q, qd), in N m (N): an arm that measures motor currents passes each current times its
  * drive gain, as the node converts them (measured_effort); residual: out, r ~ the external joint
- * torque (also at law->estimate). Every
- * input and the new residual are checked before anything is kept: status < 0 leaves the
- * observer as it was (reset it at the next good state: its next step differences from the
- * last state it kept). */
+ * torque (also at law->estimate). Every input and the new residual are checked before anything is
+ * kept: status < 0 leaves the observer as it was (reset it at the next good state: its next step
+ * differences from the last state it kept). */
 typedef int32_t (*robodyn_observer_fn)(robodyn_law *law, const double *q, const double *qd,
                                        const double *tau, double dt, double *residual);
 /* the observer started afresh at the state (q, qd): r = 0, its momentum taken there (as Python's
