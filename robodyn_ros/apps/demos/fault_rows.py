@@ -196,11 +196,10 @@ def collision_note(runs: list[list[Outcome]]) -> str:
         return ""
     detected = [d for d in found if d.get("answered")]
     held = sum(bool(d["reaction_in_cycle"]) for d in detected)
-    after = [d["report_after_command_us"] for d in detected]
+    after = [d["report_after_command_us"] * 1e-3 for d in detected]
     return (f"The collision: detected and answered in {len(detected)} of {len(found)} runs; the "
-            f"answer to the detecting state held the measured position in {held}; its command "
-            f"left {_spread([-a for a in after], '{:.0f}')} µs after the ~/collision report "
-            "(negative: before it).")
+            f"answer to the detecting state held the measured position in {held}; the ~/collision "
+            f"report came {_spread(after, '{:.1f}')} ms after that command (negative: before it).")
 
 
 def as_json(outcome: Outcome) -> dict:
