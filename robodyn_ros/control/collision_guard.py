@@ -23,8 +23,7 @@ import dataclasses
 import numpy as np
 
 from ..dynamics.drives import PARAMETERS as DRIVE_PARAMETERS
-from ..dynamics.drives import JointDrives, from_parameters
-from ..identification.efforts import LOADED, PLAUSIBLE
+from ..dynamics.drives import LOADED, PLAUSIBLE, JointDrives, from_parameters
 from ..plumbing.reasons import bounded
 from .collision import CollisionDetector, Thresholds
 from .contact_location import locate

@@ -26,6 +26,10 @@ FILE_FORMAT = "robodyn_ros.drives/1"
 TORQUE_UNITS = ("N m", "N")
 CURRENT = "A"
 UNITS = TORQUE_UNITS + (CURRENT,)
+# Efforts that are not joint torques give themselves away against the nominal gravity torque
+# where gravity loads a joint (identify's check of a run, the collision guard's at rest):
+PLAUSIBLE = (1.0 / 3.0, 3.0)   # effort / nominal gravity torque: a nominal model is rarely further off
+LOADED = 0.1                   # a joint whose gravity torque has this fraction of the largest one's
 
 
 @dataclasses.dataclass(frozen=True)

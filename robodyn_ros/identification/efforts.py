@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-PLAUSIBLE = (1.0 / 3.0, 3.0)   # effort / nominal gravity torque: a nominal model is rarely further off
-LOADED = 0.1                   # a joint whose gravity torque has this fraction of the largest one's RMS
+from ..dynamics.drives import LOADED, PLAUSIBLE
 
 
 def effort_scales(model, recording):
